@@ -1,0 +1,1 @@
+"""Labelled position sets built from games, and the small shipped samples."""

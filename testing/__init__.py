@@ -1,0 +1,1 @@
+"""Match runner for engine testing: games, openings, adjudication, PGN, SPRT and Elo."""
