@@ -1,0 +1,644 @@
+"""UCI and xboard engine processes, driven directly over pipes.
+
+The drivers read the engine's stdout with ``select``/``os.read`` and keep
+the hot path in bytes: a move costs one ``write`` and a few ``read`` calls.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import chess
+
+from .timecontrol import TimeControl
+
+STARTUP_TIMEOUT = 15.0  # seconds for `uciok` / xboard features / `readyok`
+UNLIMITED_MOVE_TIMEOUT = 300.0  # for searches with no clock (nodes=, depth=)
+STOP_GRACE = 1.0  # seconds an engine gets to answer `stop` after its deadline
+
+
+class EngineError(Exception):
+    """The engine failed; ``kind`` is "crash", "stall" or "timeout"."""
+
+    kind = "crash"
+
+
+class EngineCrashed(EngineError):
+    kind = "crash"
+
+
+class EngineTimeout(EngineError):
+    kind = "timeout"
+
+
+@dataclass
+class EngineConfig:
+    """One engine as given by ``-engine``/``-each`` or a JSON config."""
+
+    cmd: str
+    name: str = ""
+    proto: str = "uci"
+    dir: str | None = None
+    args: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+    tc: TimeControl | None = None
+    st: float | None = None
+    nodes: int | None = None
+    depth: int | None = None
+    timemargin: int = 0  # milliseconds
+    restart: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "cmd": self.cmd,
+            "name": self.name,
+            "proto": self.proto,
+            "dir": self.dir,
+            "args": list(self.args),
+            "options": dict(self.options),
+            "tc": str(self.tc) if self.tc else None,
+            "st": self.st,
+            "nodes": self.nodes,
+            "depth": self.depth,
+            "timemargin": self.timemargin,
+            "restart": self.restart,
+            "env": dict(self.env),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> EngineConfig:
+        d = dict(d)
+        tc = d.pop("tc", None)
+        cfg = cls(**d)
+        cfg.tc = TimeControl.parse(tc) if isinstance(tc, str) else tc
+        return cfg
+
+    @property
+    def margin(self) -> float:
+        return self.timemargin / 1000.0
+
+    def argv(self) -> list[str]:
+        return [self.cmd, *self.args]
+
+
+@dataclass
+class SearchResult:
+    move: str
+    elapsed: float  # seconds from `go` to the move, measured by the runner
+    score: int | None = None  # centipawns from the mover's view
+    mate: int | None = None  # moves to mate (negative: being mated)
+    depth: int | None = None
+    ponder: str | None = None
+    resign: bool = False
+
+
+@dataclass
+class Limits:
+    """What the mover gets for one search."""
+
+    wtime: float | None = None  # seconds
+    btime: float | None = None
+    winc: float = 0.0
+    binc: float = 0.0
+    movestogo: int = 0
+    movetime: float | None = None
+    nodes: int | None = None
+    depth: int | None = None
+    timeout: float = UNLIMITED_MOVE_TIMEOUT  # seconds until the answer is late
+    white: bool = True
+
+
+class Logger:
+    """Thread-safe engine I/O log for ``-log FILE``."""
+
+    def __init__(self, path: str):
+        self._f = open(path, "a", buffering=1, encoding="utf-8")
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic()
+
+    def write(self, name: str, direction: str, text: str) -> None:
+        stamp = time.monotonic() - self._t0
+        with self._lock:
+            for line in text.splitlines():
+                self._f.write(f"{stamp:10.3f} {name} {direction} {line}\n")
+
+    def close(self) -> None:
+        self._f.close()
+
+
+class _Process:
+    """An engine subprocess with a line reader on its stdout."""
+
+    def __init__(self, cfg: EngineConfig, logger: Logger | None):
+        self.cfg = cfg
+        self.logger = logger
+        env = dict(os.environ)
+        env.update(cfg.env)
+        cmd = cfg.cmd
+        if cfg.dir and not os.path.isabs(cmd) and os.sep in cmd:
+            cmd = os.path.join(cfg.dir, cmd)
+        try:
+            self.proc = subprocess.Popen(
+                [cmd, *cfg.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=cfg.dir or None,
+                env=env,
+                bufsize=0,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise EngineCrashed(f"cannot start {shlex.join(cfg.argv())}: {e}") from e
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._poll = select.poll()
+        self._poll.register(self._out, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._buf = b""
+        self._lines: deque[bytes] = deque()
+        self.last_read = 0.0  # perf_counter() when the last chunk arrived
+
+    def send(self, text: str) -> None:
+        data = text.encode()
+        if self.logger:
+            self.logger.write(self.cfg.name, ">", text)
+        try:
+            os.write(self._in, data)
+        except (BrokenPipeError, OSError) as e:
+            raise EngineCrashed(f"{self.cfg.name}: cannot write to engine: {e}") from e
+
+    def readline(self, deadline: float | None) -> bytes:
+        """Next line (bytes, no newline); ``deadline`` is a perf_counter() value."""
+        lines = self._lines
+        while not lines:
+            if deadline is None:
+                timeout = -1
+            else:
+                timeout = int((deadline - time.perf_counter()) * 1000.0 + 0.999)
+                if timeout <= 0:
+                    raise EngineTimeout(f"{self.cfg.name}: no answer in time")
+            if not self._poll.poll(timeout):
+                continue
+            chunk = os.read(self._out, 65536)
+            self.last_read = time.perf_counter()
+            if not chunk:
+                raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
+            buf = self._buf + chunk
+            parts = buf.split(b"\n")
+            self._buf = parts.pop()
+            for p in parts:
+                if p.endswith(b"\r"):
+                    p = p[:-1]
+                lines.append(p)
+            if self.logger:
+                self.logger.write(self.cfg.name, "<", b"\n".join(parts).decode(errors="replace"))
+        return lines.popleft()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self, quit_cmd: str | None, wait: float = 1.0) -> None:
+        if self.proc.poll() is None and quit_cmd:
+            try:
+                self.send(quit_cmd)
+                self.proc.wait(wait)
+            except (EngineError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except OSError:
+                try:
+                    self.proc.kill()
+                except OSError:
+                    pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+class Engine:
+    """Common interface of the UCI and xboard drivers."""
+
+    protocol = ""
+
+    def __init__(self, cfg: EngineConfig, logger: Logger | None = None, ponder: bool = False):
+        self.cfg = cfg
+        self.logger = logger
+        self.ponder_enabled = ponder
+        self.p: _Process | None = None
+        self.id_name: str | None = None
+        self.broken = False  # set after a crash or stall: restart before reuse
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def new_game(self, start_fen: str | None, white: bool) -> None:
+        raise NotImplementedError
+
+    def go(self, start_fen: str | None, moves: list[str], limits: Limits) -> SearchResult:
+        raise NotImplementedError
+
+    def ponder(self, start_fen: str | None, moves: list[str], limits: Limits) -> None:
+        """Start pondering on ``moves`` (the expected reply last); default: nothing."""
+
+    def stop(self, grace: float = STOP_GRACE) -> bool:
+        """After a timeout: ask for the move and drain it; False when there is no answer."""
+        return False
+
+    def end_game(self) -> None:
+        """Called at the end of every game (stop pondering, etc.)."""
+
+    def quit(self) -> None:
+        if self.p is not None:
+            self.p.close(self.quit_command())
+            self.p = None
+
+    def quit_command(self) -> str:
+        return "quit\n"
+
+    def kill(self) -> None:
+        if self.p is not None:
+            self.p.kill()
+            self.p = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.broken = False
+        self.start()
+
+    def alive(self) -> bool:
+        return self.p is not None and self.p.alive()
+
+    def _spawn(self) -> _Process:
+        self.p = _Process(self.cfg, self.logger)
+        return self.p
+
+
+def _int_after(tokens: list[bytes], key: bytes) -> int | None:
+    try:
+        return int(tokens[tokens.index(key) + 1])
+    except (ValueError, IndexError):
+        return None
+
+
+class UciEngine(Engine):
+    protocol = "uci"
+
+    def __init__(self, cfg, logger=None, ponder=False):
+        super().__init__(cfg, logger, ponder)
+        self.options: dict[str, str] = {}
+        self._pondering: list[str] | None = None
+        self._ponder_limits: Limits | None = None
+
+    def start(self) -> None:
+        p = self._spawn()
+        p.send("uci\n")
+        deadline = time.perf_counter() + STARTUP_TIMEOUT
+        while True:
+            line = p.readline(deadline)
+            if line == b"uciok":
+                break
+            if line.startswith(b"id name "):
+                self.id_name = line[8:].decode(errors="replace").strip()
+            elif line.startswith(b"option name "):
+                text = line[12:].decode(errors="replace")
+                self.options[text.split(" type ")[0].strip().lower()] = text
+        out = []
+        opts = dict(self.cfg.options)
+        if self.ponder_enabled and "ponder" in self.options:
+            opts.setdefault("Ponder", "true")
+        for k, v in opts.items():
+            out.append(f"setoption name {k} value {v}\n")
+        p.send("".join(out))
+        self._sync()
+
+    def _sync(self) -> None:
+        self.p.send("isready\n")
+        deadline = time.perf_counter() + STARTUP_TIMEOUT
+        while self.p.readline(deadline) != b"readyok":
+            pass
+
+    def new_game(self, start_fen, white) -> None:
+        self._pondering = None
+        self.p.send("ucinewgame\n")
+        self._sync()
+
+    @staticmethod
+    def _position(start_fen: str | None, moves: list[str]) -> str:
+        pos = "position startpos" if start_fen is None else f"position fen {start_fen}"
+        if moves:
+            pos += " moves " + " ".join(moves)
+        return pos + "\n"
+
+    @staticmethod
+    def _go(limits: Limits, ponder: bool = False) -> str:
+        parts = ["go ponder"] if ponder else ["go"]
+        if limits.wtime is not None:
+            parts.append(
+                f"wtime {max(0, int(limits.wtime * 1000))} btime {max(0, int(limits.btime * 1000))}"
+            )
+            if limits.winc or limits.binc:
+                parts.append(f"winc {int(limits.winc * 1000)} binc {int(limits.binc * 1000)}")
+            if limits.movestogo:
+                parts.append(f"movestogo {limits.movestogo}")
+        if limits.movetime is not None:
+            parts.append(f"movetime {int(limits.movetime * 1000)}")
+        if limits.nodes is not None:
+            parts.append(f"nodes {limits.nodes}")
+        if limits.depth is not None:
+            parts.append(f"depth {limits.depth}")
+        if len(parts) == 1:
+            parts.append("infinite")
+        return " ".join(parts) + "\n"
+
+    def go(self, start_fen, moves, limits) -> SearchResult:
+        p = self.p
+        if self._pondering is not None:
+            if self._pondering == moves:
+                self._pondering = None
+                t0 = time.perf_counter()
+                p.send("ponderhit\n")
+                return self._read_bestmove(t0, limits.timeout)
+            self._pondering = None
+            p.send("stop\n")
+            self._drain_bestmove(time.perf_counter() + max(limits.timeout, STOP_GRACE))
+        cmd = self._position(start_fen, moves) + self._go(limits)
+        t0 = time.perf_counter()
+        p.send(cmd)
+        return self._read_bestmove(t0, limits.timeout)
+
+    def _read_bestmove(self, t0: float, timeout: float) -> SearchResult:
+        p = self.p
+        deadline = t0 + timeout
+        last_info = None
+        while True:
+            line = p.readline(deadline)
+            if line.startswith(b"info") and b" score " in line:
+                last_info = line
+            elif line.startswith(b"bestmove"):
+                elapsed = p.last_read - t0
+                tokens = line.split()
+                if len(tokens) < 2:
+                    raise EngineCrashed(f"{self.name}: malformed bestmove line {line!r}")
+                res = SearchResult(move=tokens[1].decode(errors="replace"), elapsed=elapsed)
+                if len(tokens) >= 4 and tokens[2] == b"ponder":
+                    res.ponder = tokens[3].decode(errors="replace")
+                if last_info is not None:
+                    info = last_info.split()
+                    res.depth = _int_after(info, b"depth")
+                    i = info.index(b"score")
+                    try:
+                        if info[i + 1] == b"cp":
+                            res.score = int(info[i + 2])
+                        elif info[i + 1] == b"mate":
+                            res.mate = int(info[i + 2])
+                    except (ValueError, IndexError):
+                        pass
+                return res
+
+    def _drain_bestmove(self, deadline: float) -> None:
+        while not self.p.readline(deadline).startswith(b"bestmove"):
+            pass
+
+    def ponder(self, start_fen, moves, limits) -> None:
+        if not self.ponder_enabled:
+            return
+        self.p.send(self._position(start_fen, moves) + self._go(limits, ponder=True))
+        self._pondering = list(moves)
+
+    def stop(self, grace: float = STOP_GRACE) -> bool:
+        try:
+            self.p.send("stop\n")
+            self._drain_bestmove(time.perf_counter() + grace)
+            return True
+        except EngineError:
+            return False
+
+    def end_game(self) -> None:
+        if self._pondering is not None and self.p is not None:
+            self._pondering = None
+            if not self.stop():
+                self.broken = True
+
+
+class XboardEngine(Engine):
+    protocol = "xboard"
+
+    def __init__(self, cfg, logger=None, ponder=False):
+        super().__init__(cfg, logger, ponder)
+        self.features: dict[str, str] = {}
+        self._known: list[str] = []  # moves the engine has been told or made
+        self._playing = False  # False: engine in force mode
+        self._ping = 0
+
+    def start(self) -> None:
+        p = self._spawn()
+        p.send("xboard\nprotover 2\n")
+        # Engines that speak protocol 1 never send `done`: give them 2 s.
+        deadline = time.perf_counter() + 2.0
+        try:
+            while True:
+                line = p.readline(deadline).decode(errors="replace")
+                if line.startswith("feature "):
+                    replies = []
+                    for key, value in _parse_features(line[8:]):
+                        if key == "done":
+                            if value == "0":
+                                deadline = time.perf_counter() + STARTUP_TIMEOUT
+                            elif value == "1":
+                                deadline = 0.0
+                            continue
+                        self.features[key] = value
+                        ok = key not in ("san",) or value == "0"
+                        replies.append(f"{'accepted' if ok else 'rejected'} {key}\n")
+                        if key == "myname":
+                            self.id_name = value
+                    if replies:
+                        p.send("".join(replies))
+                    if deadline == 0.0:
+                        break
+        except EngineTimeout:
+            pass
+        out = []
+        for k, v in self.cfg.options.items():
+            out.append(f"option {k}={v}\n")
+        if out:
+            p.send("".join(out))
+
+    def _sync(self) -> None:
+        if self.features.get("ping") == "1":
+            self._ping += 1
+            self.p.send(f"ping {self._ping}\n")
+            want = f"pong {self._ping}".encode()
+            deadline = time.perf_counter() + STARTUP_TIMEOUT
+            while self.p.readline(deadline).strip() != want:
+                pass
+
+    def new_game(self, start_fen, white) -> None:
+        cfg = self.cfg
+        cmds = ["new", "post", "hard" if self.ponder_enabled else "easy"]
+        if cfg.tc is not None and not cfg.tc.infinite:
+            base = cfg.tc.base
+            mins, secs = divmod(int(round(base)), 60)
+            base_s = f"{mins}:{secs:02d}" if secs else f"{mins}"
+            cmds.append(f"level {cfg.tc.moves} {base_s} {cfg.tc.inc:g}")
+        elif cfg.st is not None:
+            cmds.append(f"st {max(1, int(round(cfg.st)))}")
+        if cfg.depth is not None:
+            cmds.append(f"sd {cfg.depth}")
+        if cfg.nodes is not None:
+            cmds.append(f"nps {cfg.nodes}")  # with st 1: about `nodes` per move
+        cmds.append("force")
+        if start_fen is not None and start_fen != chess.STARTING_FEN:
+            cmds.extend(self._setup(start_fen))
+        self.p.send("\n".join(cmds) + "\n")
+        self._known = []
+        self._playing = False
+        self._sync()
+
+    def _setup(self, fen: str) -> list[str]:
+        if self.features.get("setboard") == "1":
+            return [f"setboard {fen}"]
+        # Protocol-1 style `edit` mode (fairymax has no setboard).
+        board = chess.Board(fen)
+        out = []
+        if board.turn == chess.BLACK:
+            out.append("a2a3")
+        out += ["edit", "#"]
+        for color in (chess.WHITE, chess.BLACK):
+            if color == chess.BLACK:
+                out.append("c")
+            for sq, piece in board.piece_map().items():
+                if piece.color == color:
+                    out.append(piece.symbol().upper() + chess.square_name(sq))
+        out.append(".")
+        return out
+
+    def _move_cmd(self, move: str) -> str:
+        return f"usermove {move}" if self.features.get("usermove") == "1" else move
+
+    def go(self, start_fen, moves, limits) -> SearchResult:
+        known = self._known
+        if moves[: len(known)] != known:
+            raise EngineCrashed(f"{self.name}: position out of sync")
+        new = moves[len(known) :]
+        cs = 100.0
+        own = limits.wtime if limits.white else limits.btime
+        opp = limits.btime if limits.white else limits.wtime
+        clock = ""
+        if own is not None and self.features.get("time", "1") == "1":
+            clock = f"time {max(0, int(own * cs))}\notim {max(0, int(opp * cs))}\n"
+        if self._playing and new:
+            cmd = "".join(self._move_cmd(m) + "\n" for m in new[:-1])
+            cmd += clock + self._move_cmd(new[-1]) + "\n"
+        else:
+            cmd = "".join(self._move_cmd(m) + "\n" for m in new) + clock + "go\n"
+        known.extend(new)
+        t0 = time.perf_counter()
+        self.p.send(cmd)
+        self._playing = True
+        deadline = t0 + limits.timeout
+        last_post = None
+        p = self.p
+        while True:
+            line = p.readline(deadline)
+            if line.lstrip()[:1].isdigit():
+                last_post = line
+                continue
+            if line.startswith(b"move "):
+                elapsed = p.last_read - t0
+                mv = line[5:].strip().decode(errors="replace")
+                res = SearchResult(move=mv, elapsed=elapsed)
+                if last_post is not None:
+                    tok = last_post.split()
+                    try:
+                        res.depth = int(tok[0].rstrip(b".&"))
+                        score = int(tok[1])
+                        if abs(score) >= 100000:  # xboard convention: 100000 + moves
+                            n = max(1, abs(score) - 100000)
+                            res.mate = n if score > 0 else -n
+                        else:
+                            res.score = score
+                    except (ValueError, IndexError):
+                        pass
+                known.append(mv)
+                return res
+            if line.startswith(b"resign") or (b"resign" in line and b"{" in line):
+                return SearchResult(move="", elapsed=p.last_read - t0, resign=True)
+            if line.startswith(b"Illegal move") or line.startswith(b"Error"):
+                raise EngineCrashed(f"{self.name}: {line.decode(errors='replace')}")
+
+    def stop(self, grace: float = STOP_GRACE) -> bool:
+        # "?" asks the engine to move now; any reply shows it is alive.
+        try:
+            self.p.send("?\n")
+            deadline = time.perf_counter() + grace
+            while not self.p.readline(deadline).startswith(b"move "):
+                pass
+            self.p.send("force\n")
+            self._playing = False
+            return True
+        except EngineError:
+            return False
+
+    def end_game(self) -> None:
+        if self.p is not None:
+            try:
+                self.p.send("force\n")
+            except EngineError:
+                self.broken = True
+            self._playing = False
+
+
+def _parse_features(text: str):
+    """Yield (key, value) pairs of an xboard ``feature`` line."""
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] == " ":
+            i += 1
+        j = text.find("=", i)
+        if j < 0:
+            return
+        key = text[i:j].strip()
+        j += 1
+        if j < n and text[j] == '"':
+            k = text.find('"', j + 1)
+            k = n if k < 0 else k
+            value = text[j + 1 : k]
+            i = k + 1
+        else:
+            k = text.find(" ", j)
+            k = n if k < 0 else k
+            value = text[j:k]
+            i = k
+        yield key, value
+
+
+def make_engine(cfg: EngineConfig, logger: Logger | None = None, ponder: bool = False) -> Engine:
+    if cfg.proto == "uci":
+        return UciEngine(cfg, logger, ponder)
+    if cfg.proto == "xboard":
+        return XboardEngine(cfg, logger, ponder)
+    raise ValueError(f"unknown protocol {cfg.proto!r}")

@@ -1,0 +1,170 @@
+"""Opening books: EPD positions or PGN move sequences, read in a reproducible order."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+import chess
+
+
+@dataclass
+class Opening:
+    index: int  # position in the file (0-based); -1 for the standard start
+    fen: str | None = None  # None: the standard starting position
+    moves: list[str] = field(default_factory=list)  # UCI moves played from `fen`
+
+    def board(self) -> chess.Board:
+        board = chess.Board(self.fen) if self.fen else chess.Board()
+        for m in self.moves:
+            board.push_uci(m)
+        return board
+
+
+STARTPOS = Opening(index=-1)
+
+
+def _epd_fen(line: str) -> str:
+    """FEN of an EPD line; the move counters come from hmvc/fmvn when present."""
+    parts = line.split()
+    if len(parts) < 4:
+        raise ValueError(f"bad EPD line {line!r}")
+    board_part = " ".join(parts[:4])
+    rest = " ".join(parts[4:])
+    hm = re.search(r"\bhmvc\s+(\d+)", rest)
+    fm = re.search(r"\bfmvn\s+(\d+)", rest)
+    # Plain 6-field FEN lines are accepted too.
+    if len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit() and not hm and not fm:
+        return " ".join(parts[:6])
+    return f"{board_part} {hm.group(1) if hm else 0} {fm.group(1) if fm else 1}"
+
+
+_TAG_RE = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
+_COMMENT_RE = re.compile(r"\{[^}]*\}|;[^\n]*|\([^()]*\)")
+_MOVENUM_RE = re.compile(r"^\d+\.+")
+
+
+class OpeningBook:
+    """An EPD or PGN file read into memory (PGN games are parsed when first used)."""
+
+    def __init__(self, path: str, fmt: str | None = None, plies: int | None = None):
+        self.path = path
+        fmt = fmt or ("pgn" if path.lower().endswith(".pgn") else "epd")
+        if fmt not in ("epd", "pgn"):
+            raise ValueError(f"unknown openings format {fmt!r} (epd or pgn)")
+        self.format = fmt
+        self.plies = plies
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if fmt == "epd":
+            self._items = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        else:
+            self._items = _split_pgn(text)
+        if not self._items:
+            raise ValueError(f"no openings in {path}")
+        self._cache: dict[int, Opening] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, index: int) -> Opening:
+        op = self._cache.get(index)
+        if op is None:
+            if self.format == "epd":
+                fen = _epd_fen(self._items[index])
+                chess.Board(fen)  # validate
+                op = Opening(index=index, fen=fen)
+                if fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
+                    op.fen = None
+            else:
+                op = _parse_pgn_game(self._items[index], index, self.plies)
+            self._cache[index] = op
+        return op
+
+
+def _split_pgn(text: str) -> list[str]:
+    games: list[str] = []
+    cur: list[str] = []
+    in_moves = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("[") and in_moves:
+            games.append("\n".join(cur))
+            cur, in_moves = [], False
+        if s and not s.startswith("["):
+            in_moves = True
+        if s or cur:
+            cur.append(line)
+    if cur and any(ln.strip() for ln in cur):
+        games.append("\n".join(cur))
+    return games
+
+
+def _parse_pgn_game(text: str, index: int, plies: int | None) -> Opening:
+    fen = None
+    movetext = []
+    for line in text.splitlines():
+        m = _TAG_RE.match(line.strip())
+        if m:
+            if m.group(1) == "FEN":
+                fen = m.group(2)
+        else:
+            movetext.append(line)
+    body = " ".join(movetext)
+    prev = None
+    while prev != body:  # nested variations and comments
+        prev, body = body, _COMMENT_RE.sub(" ", body)
+    board = chess.Board(fen) if fen else chess.Board()
+    moves = []
+    for tok in body.split():
+        tok = _MOVENUM_RE.sub("", tok)
+        if not tok or tok in ("1-0", "0-1", "1/2-1/2", "*") or tok.startswith("$"):
+            continue
+        if plies is not None and len(moves) >= plies:
+            break
+        move = board.parse_san(tok)
+        moves.append(move.uci())
+        board.push(move)
+    if fen and fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
+        fen = None
+    return Opening(index=index, fen=fen, moves=moves)
+
+
+class OpeningSequence:
+    """The run's openings in play order: sequential from ``start`` or a seeded shuffle.
+
+    The order depends only on (file, order, start, seed), so a resumed run gets
+    the same sequence.
+    """
+
+    def __init__(
+        self,
+        book: OpeningBook | None,
+        order: str = "sequential",
+        start: int = 1,
+        seed: int = 0,
+    ):
+        if order not in ("sequential", "random"):
+            raise ValueError(f"unknown openings order {order!r} (sequential or random)")
+        self.book = book
+        self.order = order
+        self.start = start
+        self.seed = seed
+        self._perm: list[int] | None = None
+        if book is not None:
+            if not 1 <= start <= len(book):
+                raise ValueError(f"openings start={start} outside 1..{len(book)}")
+            if order == "random":
+                perm = list(range(len(book)))
+                random.Random(seed).shuffle(perm)
+                self._perm = perm
+
+    def __getitem__(self, k: int) -> Opening:
+        """The k-th opening of the run (0-based), wrapping around the book."""
+        if self.book is None:
+            return STARTPOS
+        n = len(self.book)
+        pos = (self.start - 1 + k) % n
+        idx = self._perm[pos] if self._perm is not None else pos
+        return self.book.get(idx)
