@@ -77,6 +77,7 @@ class GameRecord:
     latencies: list[float] = field(default_factory=list)  # runner time between plies
     failed: list[str] = field(default_factory=list)  # "white"/"black": engine must restart
     time_loss: bool = False
+    final_fen: str = ""
 
     @property
     def plies(self) -> int:
@@ -148,6 +149,7 @@ def play_game(
             kind = "stall" if e.kind == "timeout" else "crash"
             what = "connection stalls" if kind == "stall" else "disconnects"
             _end(rec, engines)
+            rec.final_fen = board.fen()
             return _stamp(lose(color, kind, f"{_COLOR[color]}'s {what}"))
 
     draw_run = 0
@@ -266,6 +268,7 @@ def play_game(
                 break
     if isinstance(result, tuple):
         finish(*result)
+    rec.final_fen = board.fen()
     _end(rec, engines)
     return _stamp(rec)
 

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS games (
     start_time REAL NOT NULL,
     end_time REAL NOT NULL,
     moves TEXT NOT NULL,
+    final_fen TEXT NOT NULL,
     pgn TEXT NOT NULL,
     UNIQUE (pair_id, game_in_pair)
 );
@@ -63,6 +64,7 @@ COLUMNS = [
     "start_time",
     "end_time",
     "moves",
+    "final_fen",
     "pgn",
 ]
 
@@ -141,7 +143,7 @@ def results(rundir: str):
         raise FileNotFoundError(f"no run store in {rundir!r} ({DB_NAME} missing)")
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        cols = [c for c in COLUMNS if c not in ("pgn", "moves")]
+        cols = [c for c in COLUMNS if c not in ("pgn", "moves", "final_fen")]
         df = pd.read_sql_query(
             f"SELECT {', '.join(cols)} FROM games ORDER BY pair_id, game_in_pair", db
         )

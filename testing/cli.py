@@ -1,0 +1,556 @@
+"""``wasp-match``: the command line, with cutechess-cli/fastchess flag names.
+
+Every flag is parsed and checked before any game starts; a bad one is named
+with the reason and the exit status is 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import sys
+import time
+
+from .config import MatchConfig, OpeningsConfig, SprtConfig
+from .engine import EngineConfig
+from .game import DrawAdjudication, ResignAdjudication
+from .timecontrol import TimeControl
+
+USAGE = """\
+usage: wasp-match -engine cmd=CMD [name=NAME] [proto=uci|xboard] ... -engine ... [options]
+
+Plays engine matches (UCI or xboard engines as subprocesses), commits every game
+to a SQLite run store, and reports Elo, nElo, pentanomial counts and the SPRT.
+
+Engines:
+  -engine KEY=VALUE ...   one engine; keys: cmd= name= proto=uci|xboard dir= arg=
+                          option.NAME=VALUE tc=[moves/]time[+inc] st= nodes= depth=
+                          timemargin=MS restart=on|off
+  -each KEY=VALUE ...     the same keys, applied to every engine
+  -config FILE            engines and settings as JSON (also -config file=FILE)
+
+Schedule:
+  -tournament gauntlet|roundrobin   (default roundrobin)
+  -rounds N -games N      games per encounter = rounds x games
+  -repeat                 game pairs: each opening twice, colours swapped
+  -concurrency N          games played at once (default 1)
+  -openings file=F [format=epd|pgn] [order=random|sequential] [plies=N] [start=N]
+  -srand N                seed of the random opening order
+  -event NAME -site NAME  PGN tags
+
+Adjudication:
+  -draw movenumber=N movecount=N score=CP
+  -resign movecount=N score=CP [twosided=true|false]
+  -maxmoves N
+
+Statistics:
+  -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]
+  -ratinginterval N       print the report every N games (0: only at the end)
+
+Output and runs:
+  -pgnout FILE  -epdout FILE  -log FILE
+  -rundir DIR             run directory (default runs/<timestamp>)
+  -resume DIR             go on with the run stored in DIR
+  -recover                restart engines that crash or stall and go on
+  -ponder                 let engines ponder
+  -dask ADDRESS           play game pairs on a Dask distributed scheduler
+  -progress on|off        live progress line (default: when stderr is a terminal)
+
+Example:
+  wasp-match -engine cmd=stockfish name=sf1 -engine cmd=stockfish name=sf2 \\
+      -each proto=uci tc=10+0.1 option.Hash=16 -rounds 200 -repeat -concurrency 2 \\
+      -openings file=UHO_4060_v2.epd format=epd order=random -srand 42 \\
+      -sprt elo0=0 elo1=5 -pgnout games.pgn -recover
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt"}
+VALUE_FLAGS = {
+    "-concurrency",
+    "-rounds",
+    "-games",
+    "-tournament",
+    "-srand",
+    "-maxmoves",
+    "-pgnout",
+    "-epdout",
+    "-ratinginterval",
+    "-log",
+    "-config",
+    "-resume",
+    "-dask",
+    "-rundir",
+    "-event",
+    "-site",
+    "-progress",
+}
+BOOL_FLAGS = {"-repeat", "-recover", "-ponder"}
+RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval"}
+
+ENGINE_KEYS = {
+    "cmd",
+    "name",
+    "proto",
+    "dir",
+    "arg",
+    "tc",
+    "st",
+    "nodes",
+    "depth",
+    "timemargin",
+    "restart",
+}
+
+
+def _kv(flag: str, token: str) -> tuple[str, str]:
+    if "=" not in token:
+        raise UsageError(f"{flag}: expected KEY=VALUE, got {token!r}")
+    k, v = token.split("=", 1)
+    return k, v
+
+
+def parse_args(argv: list[str]) -> dict:
+    """Command line -> a raw settings dict (strings), in the shape of a -config file."""
+    raw: dict = {"engines": []}
+    i = 0
+    n = len(argv)
+    while i < n:
+        flag = argv[i]
+        if flag.startswith("--") and flag[2:] and "-" + flag[2:] in (
+            KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS
+        ):
+            flag = flag[1:]  # accept --flag as well as -flag
+        i += 1
+        if flag in KV_FLAGS:
+            items: list[tuple[str, str]] = []
+            while i < n and not _is_flag(argv[i]):
+                items.append(_kv(flag, argv[i]))
+                i += 1
+            if flag == "-engine":
+                raw["engines"].append(_engine_items(flag, items))
+            elif flag == "-each":
+                raw.setdefault("each", {}).update(_engine_items(flag, items))
+            else:
+                key = flag[1:]
+                d = raw.setdefault(key, {})
+                for k, v in items:
+                    d[k] = v
+        elif flag in VALUE_FLAGS:
+            if i >= n or (_is_flag(argv[i]) and flag not in ("-srand",)):
+                raise UsageError(f"{flag}: missing value")
+            value = argv[i]
+            i += 1
+            if flag == "-config" and value.startswith("file="):
+                value = value[5:]
+            if flag in ("-pgnout", "-epdout"):
+                # cutechess takes optional trailing words (min, fi): accept and ignore.
+                while i < n and argv[i] in ("min", "fi"):
+                    i += 1
+            raw[flag[1:]] = value
+        elif flag in BOOL_FLAGS:
+            raw[flag[1:]] = "true"
+            if flag == "-repeat" and i < n and argv[i].isdigit():
+                if argv[i] != "2":
+                    raise UsageError("-repeat: only pairs (2 games per opening) are supported")
+                i += 1
+        else:
+            raise UsageError(f"unknown flag {flag!r} (see --help)")
+    return raw
+
+
+def _is_flag(tok: str) -> bool:
+    return tok.startswith("-") and "=" not in tok and not _is_number(tok)
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+        return True
+    except ValueError:
+        return False
+
+
+def _engine_items(flag: str, items: list[tuple[str, str]]) -> dict:
+    d: dict = {}
+    for k, v in items:
+        if k == "arg":
+            d.setdefault("args", []).append(v)
+        elif k.startswith("option."):
+            if len(k) <= 7:
+                raise UsageError(f"{flag}: option name missing in {k}={v}")
+            d.setdefault("options", {})[k[7:]] = v
+        elif k in ENGINE_KEYS:
+            d[k] = v
+        else:
+            raise UsageError(
+                f"{flag}: unknown key {k!r} (known: {', '.join(sorted(ENGINE_KEYS))}, option.NAME)"
+            )
+    return d
+
+
+# -- conversion and checks ---------------------------------------------------
+
+
+def _int(where: str, v, lo: int | None = None) -> int:
+    try:
+        x = int(str(v))
+    except ValueError:
+        raise UsageError(f"{where}: expected an integer, got {v!r}") from None
+    if lo is not None and x < lo:
+        raise UsageError(f"{where}: must be at least {lo}, got {x}")
+    return x
+
+
+def _float(where: str, v, lo: float | None = None, hi: float | None = None) -> float:
+    try:
+        x = float(str(v))
+    except ValueError:
+        raise UsageError(f"{where}: expected a number, got {v!r}") from None
+    if x != x or (lo is not None and x < lo) or (hi is not None and x > hi):
+        raise UsageError(f"{where}: {x} is out of range")
+    return x
+
+
+def _bool(where: str, v) -> bool:
+    s = str(v).lower()
+    if s in ("true", "on", "yes", "1"):
+        return True
+    if s in ("false", "off", "no", "0"):
+        return False
+    raise UsageError(f"{where}: expected true/false (or on/off), got {v!r}")
+
+
+def _check_keys(where: str, d: dict, allowed: set[str]) -> None:
+    bad = sorted(set(d) - allowed)
+    if bad:
+        raise UsageError(f"{where}: unknown key {bad[0]!r} (known: {', '.join(sorted(allowed))})")
+
+
+def _engine(i: int, d: dict, each: dict) -> EngineConfig:
+    merged = {**each, **d}
+    merged["options"] = {**each.get("options", {}), **d.get("options", {})}
+    merged["args"] = list(each.get("args", [])) + list(d.get("args", []))
+    where = f"-engine #{i + 1}"
+    _check_keys(where, merged, ENGINE_KEYS | {"args", "options", "arg"} - {"arg"})
+    cmd = merged.get("cmd")
+    if not cmd:
+        raise UsageError(f"{where}: cmd= is required")
+    cmd = str(cmd)
+    where = f"-engine #{i + 1} ({merged.get('name') or cmd})"
+    wd = merged.get("dir")
+    if wd is not None and not os.path.isdir(wd):
+        raise UsageError(f"{where}: dir={wd!r} is not a directory")
+    exe = cmd
+    if wd and os.sep in cmd and not os.path.isabs(cmd):
+        exe = os.path.join(wd, cmd)
+    if os.sep in exe:
+        found = exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
+    else:  # Debian installs engines in /usr/games, often outside PATH
+        found = shutil.which(exe) or shutil.which(exe, path="/usr/games")
+    if found is None:
+        raise UsageError(f"{where}: engine command {cmd!r} not found or not executable")
+    proto = str(merged.get("proto", "uci"))
+    if proto not in ("uci", "xboard"):
+        raise UsageError(f"{where}: proto={proto!r} (expected uci or xboard)")
+    cfg = EngineConfig(
+        cmd=found if os.sep not in cmd else cmd,
+        name=str(merged.get("name") or os.path.basename(cmd)),
+        proto=proto,
+        dir=wd,
+        args=[str(a) for a in merged["args"]],
+        options={str(k): _optval(v) for k, v in merged["options"].items()},
+    )
+    if "tc" in merged:
+        try:
+            cfg.tc = TimeControl.parse(str(merged["tc"]))
+        except ValueError as e:
+            raise UsageError(f"{where}: tc: {e}") from None
+    if "st" in merged:
+        cfg.st = _float(f"{where}: st", merged["st"], lo=0.001)
+    if "nodes" in merged:
+        cfg.nodes = _int(f"{where}: nodes", merged["nodes"], lo=1)
+    if "depth" in merged:
+        cfg.depth = _int(f"{where}: depth", merged["depth"], lo=1)
+    if cfg.tc is None and cfg.st is None and cfg.nodes is None and cfg.depth is None:
+        raise UsageError(f"{where}: no time control (give tc=, st=, nodes= or depth=)")
+    if cfg.tc is not None and cfg.st is not None:
+        raise UsageError(f"{where}: tc= and st= cannot be combined")
+    if "timemargin" in merged:
+        cfg.timemargin = _int(f"{where}: timemargin", merged["timemargin"], lo=0)
+    if "restart" in merged:
+        cfg.restart = _bool(f"{where}: restart", merged["restart"])
+    return cfg
+
+
+def _optval(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def build_config(raw: dict) -> MatchConfig:
+    """Check every setting and build the run's MatchConfig (raises UsageError)."""
+    engines_raw = raw.get("engines") or []
+    each = raw.get("each") or {}
+    if "each" in raw and not isinstance(each, dict):
+        raise UsageError("-each: expected KEY=VALUE settings")
+    if len(engines_raw) < 2:
+        raise UsageError(f"at least two engines are needed (-engine ...), got {len(engines_raw)}")
+    engines = [_engine(i, d, each) for i, d in enumerate(engines_raw)]
+    seen: dict[str, int] = {}
+    for e in engines:  # names identify engines in the store: make them unique
+        if e.name in seen:
+            seen[e.name] += 1
+            e.name = f"{e.name}-{seen[e.name]}"
+        else:
+            seen[e.name] = 1
+    cfg = MatchConfig(engines=engines)
+    if "tournament" in raw:
+        t = str(raw["tournament"])
+        if t not in ("gauntlet", "roundrobin", "round-robin"):
+            raise UsageError(f"-tournament: {t!r} (expected gauntlet or roundrobin)")
+        cfg.tournament = "roundrobin" if t == "round-robin" else t
+    if "concurrency" in raw:
+        cfg.concurrency = _int("-concurrency", raw["concurrency"], lo=1)
+    if "rounds" in raw:
+        cfg.rounds = _int("-rounds", raw["rounds"], lo=1)
+    if "games" in raw:
+        cfg.games = _int("-games", raw["games"], lo=1)
+    if "repeat" in raw:
+        cfg.repeat = _bool("-repeat", raw["repeat"])
+    if cfg.repeat and cfg.games == 1:
+        cfg.games = 2  # as fastchess: -repeat plays a pair per round
+    if "openings" in raw:
+        o = raw["openings"]
+        _check_keys("-openings", o, {"file", "format", "order", "plies", "start", "policy"})
+        if "file" not in o:
+            raise UsageError("-openings: file= is required")
+        if not os.path.isfile(str(o["file"])):
+            raise UsageError(f"-openings: file {o['file']!r} not found")
+        fmt = o.get("format")
+        if fmt is not None and fmt not in ("epd", "pgn"):
+            raise UsageError(f"-openings: format={fmt!r} (expected epd or pgn)")
+        order = str(o.get("order", "sequential"))
+        if order not in ("sequential", "random"):
+            raise UsageError(f"-openings: order={order!r} (expected random or sequential)")
+        cfg.openings = OpeningsConfig(
+            file=os.path.abspath(str(o["file"])),
+            format=fmt,
+            order=order,
+            plies=_int("-openings: plies", o["plies"], lo=0) if "plies" in o else None,
+            start=_int("-openings: start", o.get("start", 1), lo=1),
+        )
+    if "srand" in raw:
+        cfg.srand = _int("-srand", raw["srand"])
+    if "draw" in raw:
+        d = raw["draw"]
+        _check_keys("-draw", d, {"movenumber", "movecount", "score"})
+        cfg.draw = DrawAdjudication(
+            movenumber=_int("-draw: movenumber", d.get("movenumber", 0), lo=0),
+            movecount=_int("-draw: movecount", d.get("movecount", 1), lo=1),
+            score=_int("-draw: score", d.get("score", 0), lo=0),
+        )
+    if "resign" in raw:
+        d = raw["resign"]
+        _check_keys("-resign", d, {"movecount", "score", "twosided"})
+        cfg.resign = ResignAdjudication(
+            movecount=_int("-resign: movecount", d.get("movecount", 1), lo=1),
+            score=_int("-resign: score", d.get("score", 1000), lo=1),
+            twosided=_bool("-resign: twosided", d.get("twosided", "false")),
+        )
+    if "maxmoves" in raw:
+        cfg.maxmoves = _int("-maxmoves", raw["maxmoves"], lo=1)
+    if "sprt" in raw:
+        d = raw["sprt"]
+        _check_keys("-sprt", d, {"elo0", "elo1", "alpha", "beta", "model"})
+        if "elo0" not in d or "elo1" not in d:
+            raise UsageError("-sprt: elo0= and elo1= are required")
+        s = SprtConfig(
+            elo0=_float("-sprt: elo0", d["elo0"]),
+            elo1=_float("-sprt: elo1", d["elo1"]),
+            alpha=_float("-sprt: alpha", d.get("alpha", 0.05), lo=1e-9, hi=0.5),
+            beta=_float("-sprt: beta", d.get("beta", 0.05), lo=1e-9, hi=0.5),
+            model=str(d.get("model", "normalized")),
+        )
+        if s.elo0 >= s.elo1:
+            raise UsageError(f"-sprt: elo0 ({s.elo0}) must be below elo1 ({s.elo1})")
+        if s.model not in ("normalized", "logistic"):
+            raise UsageError(f"-sprt: model={s.model!r} (expected normalized or logistic)")
+        if len(engines) != 2:
+            raise UsageError(f"-sprt needs exactly two engines, got {len(engines)}")
+        cfg.sprt = s
+    for key in ("pgnout", "epdout", "log"):
+        if key in raw:
+            path = os.path.abspath(str(raw[key]))
+            parent = os.path.dirname(path)
+            if not os.path.isdir(parent):
+                raise UsageError(f"-{key}: directory {parent!r} does not exist")
+            setattr(cfg, key, path)
+    if "ratinginterval" in raw:
+        cfg.ratinginterval = _int("-ratinginterval", raw["ratinginterval"], lo=0)
+    for key in ("recover", "ponder"):
+        if key in raw:
+            setattr(cfg, key, _bool(f"-{key}", raw[key]))
+    for key in ("event", "site"):
+        if key in raw:
+            setattr(cfg, key, str(raw[key]))
+    if "dask" in raw:
+        cfg.dask = _dask_address(raw["dask"])
+    if "progress" in raw:
+        cfg.progress = _bool("-progress", raw["progress"])
+    return cfg
+
+
+def _dask_address(v) -> str:
+    addr = str(v).strip()
+    if not addr:
+        raise UsageError("-dask: empty scheduler address")
+    return addr
+
+
+def load_config_file(path: str) -> dict:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise UsageError(f"-config: cannot read {path!r}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"-config: {path!r} is not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"-config: {path!r} must hold a JSON object")
+    engines = data.get("engines", [])
+    if not isinstance(engines, list):
+        raise UsageError("-config: 'engines' must be a list")
+    out = dict(data)
+    out["engines"] = [_json_engine(i, e) for i, e in enumerate(engines)]
+    if "each" in data:
+        out["each"] = _json_engine(-1, data["each"])
+    for key in ("openings", "draw", "resign", "sprt"):
+        if key in out and not isinstance(out[key], dict):
+            raise UsageError(f"-config: {key!r} must be an object")
+    return out
+
+
+def _json_engine(i: int, e) -> dict:
+    where = "-config: each" if i < 0 else f"-config: engines[{i}]"
+    if not isinstance(e, dict):
+        raise UsageError(f"{where} must be an object")
+    d = dict(e)
+    opts = d.get("options", {})
+    if isinstance(opts, list):  # [{"name": ..., "value": ...}, ...]
+        try:
+            opts = {o["name"]: o["value"] for o in opts}
+        except (TypeError, KeyError):
+            raise UsageError(f"{where}: options must be an object or name/value list") from None
+    d["options"] = opts
+    if "args" in d and isinstance(d["args"], str):
+        d["args"] = d["args"].split()
+    for k in ("protocol",):
+        if k in d:
+            d["proto"] = d.pop(k)
+    bad = sorted(set(d) - (ENGINE_KEYS | {"args", "options"}))
+    if bad:
+        raise UsageError(f"{where}: unknown key {bad[0]!r}")
+    return d
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        if k == "engines":
+            out["engines"] = list(base.get("engines", [])) + list(v)
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = v
+    return out
+
+
+def default_rundir() -> str:
+    base = os.path.join("runs", time.strftime("%Y%m%d-%H%M%S"))
+    path, k = base, 1
+    while os.path.exists(path):
+        k += 1
+        path = f"{base}-{k}"
+    return path
+
+
+def prepare(argv: list[str]):
+    """(MatchConfig, rundir, resume) from a command line; raises UsageError."""
+    raw = parse_args(argv)
+    if "resume" in raw:
+        rundir = str(raw["resume"])
+        others = set(raw) - RESUME_OVERRIDES - {"resume", "engines"}
+        if raw["engines"] or others:
+            bad = "-engine" if raw["engines"] else "-" + sorted(others)[0]
+            raise UsageError(
+                f"-resume: {bad} cannot be given: the run's settings are read from {rundir}"
+            )
+        from .store import DB_NAME, RunStore
+
+        if not os.path.isfile(os.path.join(rundir, DB_NAME)):
+            raise UsageError(f"-resume: {rundir!r} holds no run ({DB_NAME} missing)")
+        store = RunStore(rundir)
+        saved = store.get_meta("config")
+        store.close()
+        if saved is None:
+            raise UsageError(f"-resume: {rundir!r} has no saved settings")
+        cfg = MatchConfig.from_dict(saved)
+        if "concurrency" in raw:
+            cfg.concurrency = _int("-concurrency", raw["concurrency"], lo=1)
+        if "ratinginterval" in raw:
+            cfg.ratinginterval = _int("-ratinginterval", raw["ratinginterval"], lo=0)
+        if "dask" in raw:
+            cfg.dask = _dask_address(raw["dask"])
+        if "progress" in raw:
+            cfg.progress = _bool("-progress", raw["progress"])
+        if "log" in raw:
+            cfg.log = os.path.abspath(str(raw["log"]))
+        return cfg, rundir, True
+    if "config" in raw:
+        raw = _merge(load_config_file(str(raw["config"])), {k: v for k, v in raw.items()})
+        raw.pop("config", None)
+    cfg = build_config(raw)
+    if cfg.srand is None:
+        cfg.srand = secrets.randbelow(2**31)
+    rundir = str(raw.get("rundir") or default_rundir())
+    if os.path.exists(os.path.join(rundir, "games.sqlite")):
+        raise UsageError(f"-rundir: {rundir!r} already holds a run (use -resume {rundir})")
+    # The openings are read now, so that a bad file or start= fails before any game.
+    if cfg.openings is not None:
+        from .openings import OpeningBook, OpeningSequence
+
+        o = cfg.openings
+        try:
+            book = OpeningBook(o.file, o.format, o.plies)
+            OpeningSequence(book, o.order, o.start, cfg.srand)[0]
+        except (ValueError, OSError) as e:
+            raise UsageError(f"-openings: {e}") from None
+    return cfg, rundir, False
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "-help"):
+        print(USAGE)
+        return 0
+    try:
+        cfg, rundir, resume = prepare(argv)
+    except UsageError as e:
+        print(f"wasp-match: error: {e}", file=sys.stderr)
+        return 2
+    from .tournament import Runner
+
+    runner = Runner(cfg, rundir, resume=resume)
+    print(f"Run directory: {rundir}", flush=True)
+    return runner.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

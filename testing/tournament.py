@@ -1,0 +1,377 @@
+"""A run: the schedule played by concurrent workers, committed game by game, with SPRT stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import threading
+import time
+import traceback
+
+from . import sprt
+from .config import MatchConfig
+from .engine import Logger
+from .openings import OpeningBook, OpeningSequence
+from .schedule import PairSpec, make_schedule
+from .store import RunStore
+from .tally import Encounter, rating_table, score_table
+from .worker import EngineSet, EngineStartError, play_pair
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+
+
+class Runner:
+    """Plays the run in ``rundir`` (new or resumed) and prints its progress and reports."""
+
+    def __init__(self, cfg: MatchConfig, rundir: str, resume: bool = False, out=None, err=None):
+        self.cfg = cfg
+        self.rundir = rundir
+        self.resume = resume
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.names = [e.name for e in cfg.engines]
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.fatal: str | None = None
+        self.decision: dict | None = None
+        self.latencies: list[float] = []
+        self.session_games = 0
+        self.session_time_losses = 0
+        self.total_time_losses = 0
+        self._engine_sets: list[EngineSet] = []
+        self._progress_on = cfg.progress if cfg.progress is not None else self.err.isatty()
+        self._progress_len = 0
+        self._reported_at = -1
+
+    # -- setup --------------------------------------------------------------
+    def _prepare(self) -> None:
+        cfg = self.cfg
+        self.store = RunStore(self.rundir)
+        if not self.resume:
+            self.store.set_meta("config", cfg.to_dict())
+            with open(os.path.join(self.rundir, "config.json"), "w") as f:
+                json.dump(cfg.to_dict(), f, indent=2)
+        book = None
+        if cfg.openings is not None:
+            o = cfg.openings
+            book = OpeningBook(o.file, o.format, o.plies)
+        o = cfg.openings
+        self.openings = OpeningSequence(
+            book,
+            o.order if o else "sequential",
+            o.start if o else 1,
+            cfg.srand or 0,
+        )
+        self.schedule = make_schedule(
+            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat
+        )
+        self.pairs_by_id = {p.pair_id: p for p in self.schedule}
+        self.total_games = sum(len(p.games) for p in self.schedule)
+        self.encounters: dict[tuple[int, int], Encounter] = {}
+        self.games_done = 0
+        self.logger = Logger(cfg.log) if cfg.log else None
+        self.decision = self.store.get_meta("sprt_decision")
+        stored = self.store.games(
+            ["pair_id", "game_in_pair", "engine1", "white", "result", "time_loss"]
+        )
+        for row in stored:
+            self._count(row)
+            self.total_time_losses += row["time_loss"]
+        done: dict[int, set[int]] = {}
+        for row in stored:
+            done.setdefault(row["pair_id"], set()).add(row["game_in_pair"])
+        self.done = done
+        if self.resume and (cfg.pgnout or cfg.epdout):
+            self._rewrite_outputs()
+        if self.decision is not None:
+            self.pending: list[PairSpec] = []
+        else:
+            self.pending = [p for p in self.schedule if len(done.get(p.pair_id, ())) < len(p.games)]
+        self._next = 0
+
+    def _rewrite_outputs(self) -> None:
+        rows = self.store.games(["pgn", "final_fen"])
+        if self.cfg.pgnout:
+            with open(self.cfg.pgnout, "w") as f:
+                f.writelines(r["pgn"] for r in rows)
+        if self.cfg.epdout:
+            with open(self.cfg.epdout, "w") as f:
+                f.writelines(_epd(r["final_fen"]) + "\n" for r in rows)
+
+    # -- counting -----------------------------------------------------------
+    def _count(self, row: dict) -> tuple[Encounter, bool]:
+        pair = self.pairs_by_id[row["pair_id"]]
+        key = (pair.e1, pair.e2)
+        enc = self.encounters.get(key)
+        if enc is None:
+            enc = Encounter(self.names[pair.e1], self.names[pair.e2], 2 if self.cfg.repeat else 1)
+            self.encounters[key] = enc
+        s = {"1-0": 1.0, "0-1": 0.0}.get(row["result"], 0.5)
+        score = s if row["white"] == row["engine1"] else 1.0 - s
+        completed = enc.add(row["pair_id"], score, len(pair.games))
+        self.games_done += 1
+        return enc, completed
+
+    def commit(self, row: dict) -> None:
+        """Store a finished game, then count it (called from worker threads)."""
+        with self.lock:
+            if not self.store.add_game(row):
+                return
+            enc, completed = self._count(row)
+            self.session_games += 1
+            self.latencies.extend(row.get("_latencies", ()))
+            if row["time_loss"]:
+                self.session_time_losses += 1
+                self.total_time_losses += 1
+            if self.cfg.pgnout:
+                with open(self.cfg.pgnout, "a") as f:
+                    f.write(row["pgn"])
+            if self.cfg.epdout:
+                with open(self.cfg.epdout, "a") as f:
+                    f.write(_epd(row["final_fen"]) + "\n")
+            failed = row.get("_failed") or []
+            if failed and not self.cfg.recover and self.fatal is None:
+                who = ", ".join(self.names[i] for i in failed)
+                self.fatal = (
+                    f"engine {who} failed ({row['reason']}) in game {row['pair_id']}."
+                    f"{row['game_in_pair']}; use -recover to restart it and go on"
+                )
+                self.stop.set()
+            pair = self.pairs_by_id[row["pair_id"]]
+            self._clear_progress()
+            print(
+                f"Finished game {pair.games[row['game_in_pair']].number} "
+                f"({row['white']} vs {row['black']}): {row['result']} {{{row['reason']}}}",
+                file=self.out,
+            )
+            if completed and self.cfg.sprt is not None and self.decision is None:
+                self._check_sprt()
+            if self.cfg.ratinginterval and self.games_done % self.cfg.ratinginterval == 0:
+                print(self.report(), file=self.out)
+                self._reported_at = self.games_done
+            self.out.flush()
+            self._show_progress()
+
+    def _check_sprt(self) -> None:
+        s = self.cfg.sprt
+        enc = self.encounters.get((0, 1))
+        counts = enc.sprt_counts() if enc else None
+        if counts is None:
+            return
+        value = sprt.llr(counts, s.elo0, s.elo1, s.model)
+        verdict = sprt.sprt_decision(value, s.alpha, s.beta)
+        if verdict is not None:
+            self.decision = {
+                "decision": verdict,
+                "llr": value,
+                "games": self.games_done,
+                "counts": list(counts),
+                "bounds": list(sprt.bounds(s.alpha, s.beta)),
+            }
+            self.store.set_meta("sprt_decision", self.decision)
+            self.stop.set()
+            print(f"SPRT: {self.decision_text()}", file=self.out)
+
+    def decision_text(self) -> str:
+        d = self.decision
+        if d is None:
+            return "no decision"
+        lo, hi = d["bounds"]
+        which = "H1 accepted" if d["decision"] == "H1" else "H0 accepted"
+        bound = f"upper bound {hi:.2f}" if d["decision"] == "H1" else f"lower bound {lo:.2f}"
+        return (
+            f"{which} after {d['games']} games (LLR {d['llr']:.2f} crossed {bound}; "
+            f"counts {d['counts']})"
+        )
+
+    # -- output -------------------------------------------------------------
+    def report(self) -> str:
+        lines = ["-" * 60]
+        if len(self.names) == 2:
+            enc = self.encounters.get((0, 1))
+            lines.append(f"Results of {self.names[0]} vs {self.names[1]}:")
+            lines.append(enc.report(self.cfg.sprt) if enc else "No games yet")
+        else:
+            lines.append(f"Ratings relative to {self.names[0]} after {self.games_done} games:")
+            lines.append(rating_table(self.names, self.encounters))
+            if self.cfg.tournament == "roundrobin":
+                lines.append("")
+                lines.append(score_table(self.names, self.encounters))
+        lines.append("-" * 60)
+        return "\n".join(lines)
+
+    def progress_line(self) -> str:
+        parts = [f"Games {self.games_done}/{self.total_games}"]
+        enc = self.encounters.get((0, 1))
+        if enc is not None and enc.games:
+            parts.append(f"W-D-L {enc.wins}-{enc.draws}-{enc.losses}")
+            counts = enc.sprt_counts() or enc.trinomial()
+            try:
+                e, err, _ = sprt.elo(counts)
+                parts.append(f"Elo {e:.1f} +/- {err:.1f}")
+            except ValueError:
+                pass
+            if self.cfg.sprt is not None and enc.sprt_counts() is not None:
+                s = self.cfg.sprt
+                parts.append(f"LLR {sprt.llr(enc.sprt_counts(), s.elo0, s.elo1, s.model):.2f}")
+        return "  ".join(parts)
+
+    def _show_progress(self) -> None:
+        if self._progress_on:
+            line = self.progress_line()
+            self.err.write("\r" + line + " " * max(0, self._progress_len - len(line)))
+            self.err.flush()
+            self._progress_len = len(line)
+
+    def _clear_progress(self) -> None:
+        if self._progress_on and self._progress_len:
+            self.err.write("\r" + " " * self._progress_len + "\r")
+            self._progress_len = 0
+
+    # -- running ------------------------------------------------------------
+    def _next_pair(self) -> PairSpec | None:
+        with self.lock:
+            if self.stop.is_set() or self._next >= len(self.pending):
+                return None
+            p = self.pending[self._next]
+            self._next += 1
+            return p
+
+    def _worker(self) -> None:
+        engines = EngineSet(self.cfg, self.logger)
+        with self.lock:
+            self._engine_sets.append(engines)
+        try:
+            while True:
+                pair = self._next_pair()
+                if pair is None:
+                    break
+                play_pair(
+                    self.cfg,
+                    pair,
+                    self.openings[pair.opening_k],
+                    engines,
+                    skip=self.done.get(pair.pair_id, set()),
+                    on_game=self.commit,
+                    should_stop=lambda: self.fatal is not None,
+                )
+        except EngineStartError as e:
+            self._fail(str(e))
+        except Exception:
+            self._fail("worker error:\n" + traceback.format_exc())
+        finally:
+            engines.close()
+
+    def _fail(self, msg: str) -> None:
+        with self.lock:
+            if self.fatal is None:
+                self.fatal = msg
+        self.stop.set()
+
+    def run(self) -> int:
+        """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
+        t_wall = time.monotonic()
+        cpu0 = _cpu()
+        self._prepare()
+        self.cpu_setup = _cpu() - cpu0
+        if self.resume:
+            print(
+                f"Resuming {self.rundir}: {self.games_done} of {self.total_games} games stored",
+                file=self.out,
+            )
+        cpu0 = _cpu()
+        interrupted = False
+        try:
+            if self.cfg.dask:
+                from .distributed import run_pairs
+
+                run_pairs(self)
+            else:
+                n = max(1, min(self.cfg.concurrency, len(self.pending) or 1))
+                threads = [
+                    threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
+                    for i in range(n)
+                ]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.5)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.stop.set()
+            for es in list(self._engine_sets):
+                es.kill()
+        self.cpu_play = _cpu() - cpu0
+        self.wall = time.monotonic() - t_wall
+        self._clear_progress()
+        if self._reported_at != self.games_done:
+            print(self.report(), file=self.out)
+        if self.cfg.sprt is not None:
+            print(f"SPRT: {self.decision_text()}", file=self.out)
+        summary = self.summary()
+        print(self.summary_text(summary), file=self.out)
+        with open(os.path.join(self.rundir, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=2)
+        if self.logger:
+            self.logger.close()
+        self.store.close()
+        if interrupted:
+            print(f"Interrupted: resume with -resume {self.rundir}", file=self.err)
+            return 130
+        if self.fatal:
+            print(f"Error: {self.fatal}", file=self.err)
+            return 1
+        return 0
+
+    def summary(self) -> dict:
+        lat = self.latencies
+        g = self.session_games
+        return {
+            "rundir": self.rundir,
+            "games_total": self.games_done,
+            "games_this_session": g,
+            "wall_s": self.wall,
+            "runner_cpu_s": self.cpu_play,
+            "runner_cpu_per_game_s": self.cpu_play / g if g else None,
+            "latency_median_ms": _pct(lat, 0.5) * 1e3 if lat else None,
+            "latency_p99_ms": _pct(lat, 0.99) * 1e3 if lat else None,
+            "latency_max_ms": max(lat) * 1e3 if lat else None,
+            "latency_mean_ms": sum(lat) / len(lat) * 1e3 if lat else None,
+            "time_losses_this_session": self.session_time_losses,
+            "time_losses_total": self.total_time_losses,
+            "sprt_decision": self.decision,
+            "distributed": bool(self.cfg.dask),
+        }
+
+    def summary_text(self, s: dict) -> str:
+        txt = (
+            f"Runner: {s['games_this_session']} games in {s['wall_s']:.1f} s wall, "
+            f"time losses {s['time_losses_this_session']}"
+        )
+        if s["runner_cpu_per_game_s"] is not None:
+            txt += f", CPU {s['runner_cpu_per_game_s']:.3f} s/game"
+            if s["distributed"]:
+                txt += " (client only)"
+        if s["latency_median_ms"] is not None:
+            txt += (
+                f", move latency median {s['latency_median_ms']:.2f} ms, "
+                f"p99 {s['latency_p99_ms']:.2f} ms, max {s['latency_max_ms']:.2f} ms"
+            )
+        return txt
+
+
+def _epd(fen: str) -> str:
+    return " ".join(fen.split()[:4])

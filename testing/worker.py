@@ -1,0 +1,140 @@
+"""Playing pairs: a worker's engine processes and the rows it hands to the store.
+
+Used both by local worker threads and by Dask tasks (see ``testing.distributed``).
+"""
+
+from __future__ import annotations
+
+from .config import MatchConfig
+from .engine import Engine, EngineError, Logger, make_engine
+from .game import play_game
+from .openings import Opening
+from .pgn import game_pgn
+from .schedule import GameSpec, PairSpec
+
+
+class EngineStartError(RuntimeError):
+    pass
+
+
+class EngineSet:
+    """One worker's engine processes, started lazily and restarted after failures."""
+
+    def __init__(self, cfg: MatchConfig, logger: Logger | None = None, env: dict | None = None):
+        self.cfg = cfg
+        self.logger = logger
+        self.env = env or {}
+        self.engines: dict[int, Engine] = {}
+
+    def get(self, idx: int) -> Engine:
+        ecfg = self.cfg.engines[idx]
+        e = self.engines.get(idx)
+        if e is not None and (e.broken or not e.alive()):
+            e.kill()
+            e = None
+        if e is None:
+            if self.env:
+                ecfg = type(ecfg).from_dict({**ecfg.to_dict(), "env": {**ecfg.env, **self.env}})
+            e = make_engine(ecfg, self.logger, ponder=self.cfg.ponder)
+            try:
+                e.start()
+            except EngineError as err:
+                e.kill()
+                raise EngineStartError(f"engine {ecfg.name!r} failed to start: {err}") from err
+            self.engines[idx] = e
+        return e
+
+    def after_game(self, idx: int) -> None:
+        e = self.engines.get(idx)
+        if e is None:
+            return
+        if e.broken:
+            e.kill()
+            del self.engines[idx]
+        elif self.cfg.engines[idx].restart:
+            e.quit()
+            del self.engines[idx]
+
+    def close(self) -> None:
+        for e in self.engines.values():
+            e.quit()
+        self.engines.clear()
+
+    def kill(self) -> None:
+        for e in list(self.engines.values()):
+            e.kill()
+        self.engines.clear()
+
+
+def game_row(cfg: MatchConfig, spec: GameSpec, rec, opening: Opening) -> dict:
+    """The store row of a finished game (plus a few runner-only keys starting with ``_``)."""
+    names = [e.name for e in cfg.engines]
+    tc = cfg.engines[spec.white].tc
+    pgn = game_pgn(
+        rec,
+        event=cfg.event,
+        site=cfg.site,
+        round_=str(spec.number),
+        time_control=tc.pgn_tag() if tc else None,
+    )
+    return {
+        "pair_id": spec.pair_id,
+        "game_in_pair": spec.game_in_pair,
+        "round": spec.round,
+        "engine1": names[spec.e1],
+        "engine2": names[spec.e2],
+        "white": names[spec.white],
+        "black": names[spec.black],
+        "opening_index": opening.index,
+        "opening_fen": opening.fen,
+        "opening_moves": " ".join(opening.moves),
+        "result": rec.result,
+        "termination": rec.termination,
+        "reason": rec.reason,
+        "plies": rec.plies,
+        "white_time": rec.white_time,
+        "black_time": rec.black_time,
+        "time_loss": int(rec.time_loss),
+        "start_time": rec.start_time,
+        "end_time": rec.end_time,
+        "moves": " ".join(m.uci for m in rec.moves),
+        "final_fen": rec.final_fen,
+        "pgn": pgn,
+        "_latencies": rec.latencies,
+        "_failed": [spec.white if f == "white" else spec.black for f in rec.failed],
+    }
+
+
+def play_pair(
+    cfg: MatchConfig,
+    pair: PairSpec,
+    opening: Opening,
+    engines: EngineSet,
+    skip: frozenset[int] | set[int] = frozenset(),
+    on_game=None,
+    should_stop=None,
+) -> list[dict]:
+    """Play the games of ``pair`` not in ``skip``; ``on_game(row)`` after each one.
+
+    Returns the rows. Stops early (between games) when ``should_stop()`` is true
+    or an engine failed and ``cfg.recover`` is off.
+    """
+    rows = []
+    settings = cfg.game_settings()
+    for spec in pair.games:
+        if spec.game_in_pair in skip:
+            continue
+        if should_stop is not None and should_stop():
+            break
+        white = engines.get(spec.white)
+        black = engines.get(spec.black)
+        rec = play_game(white, black, opening, settings)
+        engines.after_game(spec.white)
+        engines.after_game(spec.black)
+        row = game_row(cfg, spec, rec, opening)
+        rows.append(row)
+        if on_game is not None:
+            on_game(row)
+        if row["_failed"] and not cfg.recover:
+            break
+    return rows
