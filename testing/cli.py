@@ -122,8 +122,10 @@ def parse_args(argv: list[str]) -> dict:
     n = len(argv)
     while i < n:
         flag = argv[i]
-        if flag.startswith("--") and flag[2:] and "-" + flag[2:] in (
-            KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS
+        if (
+            flag.startswith("--")
+            and flag[2:]
+            and "-" + flag[2:] in (KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS)
         ):
             flag = flag[1:]  # accept --flag as well as -flag
         i += 1

@@ -120,9 +120,7 @@ def play_game(
     start_fen = opening.fen
     moves = list(opening.moves)
     engines = {chess.WHITE: white, chess.BLACK: black}
-    clocks = {
-        c: (Clock(e.cfg.tc) if e.cfg.tc is not None else None) for c, e in engines.items()
-    }
+    clocks = {c: (Clock(e.cfg.tc) if e.cfg.tc is not None else None) for c, e in engines.items()}
     reps: dict = {}
     replay = opening.board()
     for _ in range(len(replay.move_stack)):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from . import sprt
-
 
 class Encounter:
     """Counts of one encounter from its first engine's view."""
@@ -42,6 +40,8 @@ class Encounter:
         return [self.losses, self.draws, self.wins]
 
     def pentanomial(self) -> list[int]:
+        from . import sprt
+
         return sprt.pentanomial_from_pairs(self.pair_scores)
 
     def sprt_counts(self) -> list[int] | None:
@@ -51,6 +51,8 @@ class Encounter:
         return self.trinomial() if self.games else None
 
     def report(self, sprt_cfg=None) -> str:
+        from . import sprt
+
         kw = {}
         if sprt_cfg is not None:
             kw = dict(
@@ -93,6 +95,8 @@ def _f(x: float, spec: str = ".1f") -> str:
 
 def rating_table(names: list[str], encounters: dict[tuple[int, int], Encounter]) -> str:
     """Elo and nElo of every engine relative to the first, from their games against it."""
+    from . import sprt
+
     head = (
         f"{'Rank':>4} {'Name':<24} {'Elo':>8} {'+/-':>7} {'nElo':>8} {'+/-':>7} "
         f"{'Games':>6} {'Score':>7} {'Draw':>7}  Ptnml(0-2)"

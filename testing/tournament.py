@@ -10,14 +10,18 @@ import threading
 import time
 import traceback
 
-from . import sprt
 from .config import MatchConfig
 from .engine import Logger
 from .openings import OpeningBook, OpeningSequence
 from .schedule import PairSpec, make_schedule
 from .store import RunStore
 from .tally import Encounter, rating_table, score_table
-from .worker import EngineSet, EngineStartError, play_pair
+from .worker import EngineSet, EngineStartError, play_one
+
+
+def _preload_statistics() -> None:
+    """Import the statistics module (numpy/scipy: about a second) off the critical path."""
+    threading.Thread(target=lambda: __import__("testing.sprt"), daemon=True).start()
 
 
 def _cpu() -> float:
@@ -99,6 +103,14 @@ class Runner:
             self.pending: list[PairSpec] = []
         else:
             self.pending = [p for p in self.schedule if len(done.get(p.pair_id, ())) < len(p.games)]
+        # Local workers take single games, in schedule order (less idle time at the end).
+        self.pending_games = [
+            (p, g)
+            for p in self.pending
+            for g in p.games
+            if g.game_in_pair not in done.get(p.pair_id, ())
+        ]
+        self._started_pairs = {p for p in done}
         self._next = 0
 
     def _rewrite_outputs(self) -> None:
@@ -165,6 +177,8 @@ class Runner:
             self._show_progress()
 
     def _check_sprt(self) -> None:
+        from . import sprt
+
         s = self.cfg.sprt
         enc = self.encounters.get((0, 1))
         counts = enc.sprt_counts() if enc else None
@@ -213,6 +227,8 @@ class Runner:
         return "\n".join(lines)
 
     def progress_line(self) -> str:
+        from . import sprt
+
         parts = [f"Games {self.games_done}/{self.total_games}"]
         enc = self.encounters.get((0, 1))
         if enc is not None and enc.games:
@@ -241,13 +257,17 @@ class Runner:
             self._progress_len = 0
 
     # -- running ------------------------------------------------------------
-    def _next_pair(self) -> PairSpec | None:
+    def _next_game(self):
+        """The next (pair, game) to play; after an SPRT stop only games of started pairs."""
         with self.lock:
-            if self.stop.is_set() or self._next >= len(self.pending):
+            if self.fatal is not None or self._next >= len(self.pending_games):
                 return None
-            p = self.pending[self._next]
+            pair, spec = self.pending_games[self._next]
+            if self.stop.is_set() and pair.pair_id not in self._started_pairs:
+                return None
+            self._started_pairs.add(pair.pair_id)
             self._next += 1
-            return p
+            return pair, spec
 
     def _worker(self) -> None:
         engines = EngineSet(self.cfg, self.logger)
@@ -255,18 +275,11 @@ class Runner:
             self._engine_sets.append(engines)
         try:
             while True:
-                pair = self._next_pair()
-                if pair is None:
+                item = self._next_game()
+                if item is None:
                     break
-                play_pair(
-                    self.cfg,
-                    pair,
-                    self.openings[pair.opening_k],
-                    engines,
-                    skip=self.done.get(pair.pair_id, set()),
-                    on_game=self.commit,
-                    should_stop=lambda: self.fatal is not None,
-                )
+                pair, spec = item
+                self.commit(play_one(self.cfg, spec, self.openings[pair.opening_k], engines))
         except EngineStartError as e:
             self._fail(str(e))
         except Exception:
@@ -284,6 +297,7 @@ class Runner:
         """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
         t_wall = time.monotonic()
         cpu0 = _cpu()
+        _preload_statistics()
         self._prepare()
         self.cpu_setup = _cpu() - cpu0
         if self.resume:
@@ -299,7 +313,7 @@ class Runner:
 
                 run_pairs(self)
             else:
-                n = max(1, min(self.cfg.concurrency, len(self.pending) or 1))
+                n = max(1, min(self.cfg.concurrency, len(self.pending_games) or 1))
                 threads = [
                     threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
                     for i in range(n)

@@ -105,6 +105,16 @@ def game_row(cfg: MatchConfig, spec: GameSpec, rec, opening: Opening) -> dict:
     }
 
 
+def play_one(cfg: MatchConfig, spec: GameSpec, opening: Opening, engines: EngineSet) -> dict:
+    """Play one scheduled game and return its store row."""
+    white = engines.get(spec.white)
+    black = engines.get(spec.black)
+    rec = play_game(white, black, opening, cfg.game_settings())
+    engines.after_game(spec.white)
+    engines.after_game(spec.black)
+    return game_row(cfg, spec, rec, opening)
+
+
 def play_pair(
     cfg: MatchConfig,
     pair: PairSpec,
@@ -120,18 +130,12 @@ def play_pair(
     or an engine failed and ``cfg.recover`` is off.
     """
     rows = []
-    settings = cfg.game_settings()
     for spec in pair.games:
         if spec.game_in_pair in skip:
             continue
         if should_stop is not None and should_stop():
             break
-        white = engines.get(spec.white)
-        black = engines.get(spec.black)
-        rec = play_game(white, black, opening, settings)
-        engines.after_game(spec.white)
-        engines.after_game(spec.black)
-        row = game_row(cfg, spec, rec, opening)
+        row = play_one(cfg, spec, opening, engines)
         rows.append(row)
         if on_game is not None:
             on_game(row)

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A small deterministic UCI engine for the match-runner tests.
+
+    fake_uci.py [--style greedy|random] [--fail crash|hang|stall|illegal|nostart]
+                [--after N] [--delay S] [--name NAME]
+
+It plays instantly: ``greedy`` mates in one, else takes the most valuable
+piece, else moves by a hash of the position; ``random`` moves by a hash of the
+position only. Same position, same move: games are reproducible. With
+``--fail`` it misbehaves at its N-th ``go`` since the process started:
+crash (exits), hang (stops reading and answering), stall (answers after
+``--delay`` seconds), illegal (answers with an illegal move), nostart (exits
+before ``uciok``).
+"""
+
+import argparse
+import sys
+import time
+import zlib
+
+import chess
+
+VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
+
+
+def material(board: chess.Board) -> int:
+    s = 0
+    for piece in board.piece_map().values():
+        v = VALUES.get(piece.piece_type, 0)
+        s += v if piece.color == board.turn else -v
+    return 100 * s
+
+
+def choose(board: chess.Board, style: str) -> chess.Move:
+    moves = sorted(board.legal_moves, key=lambda m: m.uci())
+    h = zlib.crc32(board.fen().encode())
+    if style == "greedy":
+        for m in moves:
+            board.push(m)
+            mate = board.is_checkmate()
+            board.pop()
+            if mate:
+                return m
+        caps = [m for m in moves if board.is_capture(m)]
+        if caps:
+
+            def gain(m):
+                p = board.piece_at(m.to_square)
+                return VALUES.get(p.piece_type, 1) if p else 1
+
+            best = max(gain(m) for m in caps)
+            caps = [m for m in caps if gain(m) == best]
+            return caps[h % len(caps)]
+    return moves[h % len(moves)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--style", default="greedy")
+    ap.add_argument("--fail", default=None)
+    ap.add_argument("--after", type=int, default=1)
+    ap.add_argument("--delay", type=float, default=1.0)
+    ap.add_argument("--name", default="Fake")
+    args = ap.parse_args()
+
+    board = chess.Board()
+    base_fen = None
+    played: list[str] = []
+    gos = 0
+
+    def out(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        tokens = line.split()
+        if not tokens:
+            continue
+        cmd = tokens[0]
+        if cmd == "uci":
+            if args.fail == "nostart":
+                sys.exit(3)
+            out(f"id name {args.name}")
+            out("id author wasp-py tests")
+            out("option name Hash type spin default 1 min 1 max 16")
+            out("uciok")
+        elif cmd == "isready":
+            out("readyok")
+        elif cmd == "position":
+            if tokens[1] == "startpos":
+                fen, rest = None, tokens[2:]
+            else:
+                fen, rest = " ".join(tokens[2:8]), tokens[8:]
+            moves = rest[1:] if rest and rest[0] == "moves" else []
+            if fen != base_fen or moves[: len(played)] != played:
+                board = chess.Board(fen) if fen else chess.Board()
+                base_fen, played = fen, []
+            for m in moves[len(played) :]:
+                board.push_uci(m)
+            played = list(moves)
+        elif cmd == "go":
+            gos += 1
+            failing = args.fail is not None and gos >= args.after
+            if failing and args.fail == "crash":
+                sys.exit(1)
+            if failing and args.fail == "hang":
+                while True:
+                    time.sleep(3600)
+            if failing and args.fail == "stall" and gos == args.after:
+                time.sleep(args.delay)
+            move = choose(board, args.style)
+            if failing and args.fail == "illegal":
+                out("info depth 1 score cp 0")
+                empty = [chess.square_name(s) for s in chess.SQUARES if board.piece_at(s) is None]
+                out(f"bestmove {empty[0]}{empty[1]}")
+                continue
+            out(f"info depth 1 score cp {material(board)} time 0 nodes 1 pv {move.uci()}")
+            out(f"bestmove {move.uci()}")
+        elif cmd == "quit":
+            return
+
+
+if __name__ == "__main__":
+    main()
