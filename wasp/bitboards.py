@@ -1,0 +1,362 @@
+"""Bitboard primitives and the attack tables every kernel reads.
+
+Sliding attacks use "fancy" magic bitboards: one multiply and one lookup per
+piece. The tables are built by a cached kernel at first use (a few ms) and are
+passed to kernels as the `Tables` argument: big global arrays would be frozen
+into every compiled function (see docs on numba's traps).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+U64 = np.uint64
+ZERO = U64(0)
+ONE = U64(1)
+ALL_SQUARES = U64(0xFFFFFFFFFFFFFFFF)
+
+FILE_A = U64(0x0101010101010101)
+FILE_H = U64(0x8080808080808080)
+NOT_FILE_A = ~FILE_A
+NOT_FILE_H = ~FILE_H
+RANK_1 = U64(0x00000000000000FF)
+RANK_2 = U64(0x000000000000FF00)
+RANK_3 = U64(0x0000000000FF0000)
+RANK_6 = U64(0x0000FF0000000000)
+RANK_7 = U64(0x00FF000000000000)
+RANK_8 = U64(0xFF00000000000000)
+LIGHT_SQUARES = U64(0x55AA55AA55AA55AA)
+DARK_SQUARES = U64(0xAA55AA55AA55AA55)
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits (LLVM ctpop: one POPCNT instruction)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def lsb(typingctx, x):
+    """Index of the lowest set bit (LLVM cttz); undefined for 0."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], cgutils.true_bit)
+
+    return sig, codegen
+
+
+@intrinsic
+def msb(typingctx, x):
+    """Index of the highest set bit (63 - LLVM ctlz); undefined for 0."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        lz = builder.ctlz(args[0], cgutils.true_bit)
+        return builder.sub(lz.type(63), lz)
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bit(sq):
+    """The bitboard of one square (sq in 0..63)."""
+    return ONE << U64(sq)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def shift_up(b):
+    return b << U64(8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def shift_down(b):
+    return b >> U64(8)
+
+
+Tables = namedtuple(
+    "Tables",
+    [
+        "knight",  # uint64[64]
+        "king",  # uint64[64]
+        "pawn_attacks",  # uint64[2, 64]: squares a pawn of that colour attacks
+        "rook_mask",  # uint64[64]: relevant occupancy
+        "rook_magic",  # uint64[64]
+        "rook_shift",  # uint64[64]
+        "rook_offset",  # int64[64]: start of the square's block in `sliders`
+        "bishop_mask",
+        "bishop_magic",
+        "bishop_shift",
+        "bishop_offset",
+        "sliders",  # uint64[...]: rook blocks then bishop blocks
+        "between",  # uint64[64, 64]: squares strictly between two aligned squares
+        "line",  # uint64[64, 64]: the whole line through two aligned squares
+        "zobrist_piece",  # uint64[12, 64] Polyglot keys, our piece numbering
+        "zobrist_castle",  # uint64[16]: xor of the rights' keys for each right set
+        "zobrist_ep",  # uint64[8]
+        "zobrist_white",  # uint64[1]: xor-ed in when white is to move
+    ],
+)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rook_attacks(T, sq, occ):
+    i = ((occ & T.rook_mask[sq]) * T.rook_magic[sq]) >> T.rook_shift[sq]
+    return T.sliders[T.rook_offset[sq] + np.int64(i)]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bishop_attacks(T, sq, occ):
+    i = ((occ & T.bishop_mask[sq]) * T.bishop_magic[sq]) >> T.bishop_shift[sq]
+    return T.sliders[T.bishop_offset[sq] + np.int64(i)]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def queen_attacks(T, sq, occ):
+    return rook_attacks(T, sq, occ) | bishop_attacks(T, sq, occ)
+
+
+# ---------------------------------------------------------------------------
+# Table construction
+
+
+ROOK_DIRS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.int64)
+BISHOP_DIRS = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], dtype=np.int64)
+KNIGHT_STEPS = np.array(
+    [[1, 2], [2, 1], [2, -1], [1, -2], [-1, -2], [-2, -1], [-2, 1], [-1, 2]], dtype=np.int64
+)
+KING_STEPS = np.array(
+    [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]], dtype=np.int64
+)
+
+
+@njit(cache=True)
+def _slow_slider(sq, occ, dirs):
+    """Attacks of a slider found by walking rays (for table building only)."""
+    att = ZERO
+    f0 = sq & 7
+    r0 = sq >> 3
+    for d in range(dirs.shape[0]):
+        f = f0 + dirs[d, 0]
+        r = r0 + dirs[d, 1]
+        while 0 <= f < 8 and 0 <= r < 8:
+            b = ONE << U64(r * 8 + f)
+            att |= b
+            if occ & b:
+                break
+            f += dirs[d, 0]
+            r += dirs[d, 1]
+    return att
+
+
+@njit(cache=True)
+def _relevant_mask(sq, dirs):
+    """Squares whose occupancy matters to a slider: rays without their last square."""
+    m = ZERO
+    f0 = sq & 7
+    r0 = sq >> 3
+    for d in range(dirs.shape[0]):
+        f = f0 + dirs[d, 0]
+        r = r0 + dirs[d, 1]
+        while 0 <= f + dirs[d, 0] < 8 and 0 <= r + dirs[d, 1] < 8:
+            m |= ONE << U64(r * 8 + f)
+            f += dirs[d, 0]
+            r += dirs[d, 1]
+    return m
+
+
+@njit(cache=True)
+def _steps(sq, steps):
+    att = ZERO
+    f0 = sq & 7
+    r0 = sq >> 3
+    for d in range(steps.shape[0]):
+        f = f0 + steps[d, 0]
+        r = r0 + steps[d, 1]
+        if 0 <= f < 8 and 0 <= r < 8:
+            att |= ONE << U64(r * 8 + f)
+    return att
+
+
+@njit(cache=True)
+def _fill_slider_table(masks, magics, shifts, offsets, table, dirs):
+    """Enumerate every occupancy subset of each mask (carry-rippler) into its slot.
+
+    Returns False when a magic maps two subsets with different attacks to one slot.
+    """
+    for sq in range(64):
+        mask = masks[sq]
+        size = np.int64(1) << np.int64(64 - np.int64(shifts[sq]))
+        for i in range(size):
+            table[offsets[sq] + i] = ZERO
+        used = np.zeros(size, dtype=np.bool_)
+        sub = ZERO
+        while True:
+            att = _slow_slider(sq, sub, dirs)
+            idx = np.int64(((sub * magics[sq]) >> shifts[sq]))
+            if used[idx] and table[offsets[sq] + idx] != att:
+                return False
+            used[idx] = True
+            table[offsets[sq] + idx] = att
+            sub = (sub - mask) & mask
+            if sub == ZERO:
+                break
+    return True
+
+
+@njit(cache=True)
+def _find_magic(sq, mask, dirs, seed):
+    """Search sparse random numbers until one indexes every subset without collision."""
+    mask = U64(mask)
+    bits = 0
+    m = mask
+    while m:
+        bits += 1
+        m &= m - ONE
+    size = 1 << bits
+    occs = np.zeros(size, dtype=np.uint64)
+    atts = np.zeros(size, dtype=np.uint64)
+    sub = ZERO
+    n = 0
+    while True:
+        occs[n] = sub
+        atts[n] = _slow_slider(sq, sub, dirs)
+        n += 1
+        sub = (sub - mask) & mask
+        if sub == ZERO:
+            break
+    state = U64(seed)
+    table = np.zeros(size, dtype=np.uint64)
+    stamp = np.zeros(size, dtype=np.int64)
+    attempt = 0
+    shift = U64(64 - bits)
+    while True:
+        attempt += 1
+        cand = ALL_SQUARES
+        for _ in range(3):  # sparse: AND of three xorshift draws
+            state ^= state >> U64(12)
+            state ^= state << U64(25)
+            state ^= state >> U64(27)
+            cand &= state * U64(2685821657736338717)
+        ok = True
+        for i in range(size):
+            idx = np.int64((occs[i] * cand) >> shift)
+            if stamp[idx] != attempt:
+                stamp[idx] = attempt
+                table[idx] = atts[i]
+            elif table[idx] != atts[i]:
+                ok = False
+                break
+        if ok:
+            return cand
+
+
+def find_magics(seed=0x9E3779B97F4A7C15):
+    """Generate the magic numbers stored in wasp/magics.py (run once, offline)."""
+    rook, bishop = [], []
+    for sq in range(64):
+        rook.append(int(_find_magic(sq, _relevant_mask(sq, ROOK_DIRS), ROOK_DIRS, seed + sq)))
+        bishop.append(
+            int(_find_magic(sq, _relevant_mask(sq, BISHOP_DIRS), BISHOP_DIRS, seed + 64 + sq))
+        )
+    return rook, bishop
+
+
+@njit(cache=True)
+def _fill_lines(between, line, rook_masks_empty, bishop_masks_empty):
+    for a in range(64):
+        for b in range(64):
+            if a == b:
+                continue
+            ab = (ONE << U64(a)) | (ONE << U64(b))
+            for dirs_is_rook in (True, False):
+                dirs = ROOK_DIRS if dirs_is_rook else BISHOP_DIRS
+                empty_att = rook_masks_empty[a] if dirs_is_rook else bishop_masks_empty[a]
+                if empty_att & (ONE << U64(b)):
+                    att_a = _slow_slider(a, ab, dirs)
+                    att_b = _slow_slider(b, ab, dirs)
+                    between[a, b] = att_a & att_b
+                    line[a, b] = (
+                        (_slow_slider(a, ZERO, dirs) & _slow_slider(b, ZERO, dirs)) | ab
+                    )
+
+
+def _zobrist_tables():
+    """Polyglot's random numbers in our piece numbering (the key equals python-chess's)."""
+    from chess.polyglot import POLYGLOT_RANDOM_ARRAY as R
+
+    piece = np.zeros((12, 64), dtype=np.uint64)
+    for color in range(2):
+        for ptype in range(6):
+            kind = 2 * ptype + (1 - color)  # Polyglot: black pawn 0, white pawn 1, ...
+            for sq in range(64):
+                piece[color * 6 + ptype, sq] = R[64 * kind + sq]
+    castle = np.zeros(16, dtype=np.uint64)
+    for rights in range(16):
+        k = 0
+        for b in range(4):
+            if rights >> b & 1:
+                k ^= R[768 + b]
+        castle[rights] = k
+    ep = np.array([R[772 + f] for f in range(8)], dtype=np.uint64)
+    white = np.array([R[780]], dtype=np.uint64)
+    return piece, castle, ep, white
+
+
+def build_tables():
+    """All attack and key tables (about 0.9 MB), built in a few milliseconds."""
+    from wasp.magics import BISHOP_MAGICS, ROOK_MAGICS
+
+    knight = np.array([_steps(s, KNIGHT_STEPS) for s in range(64)], dtype=np.uint64)
+    king = np.array([_steps(s, KING_STEPS) for s in range(64)], dtype=np.uint64)
+    pawn = np.zeros((2, 64), dtype=np.uint64)
+    for s in range(64):
+        pawn[0, s] = _steps(s, np.array([[-1, 1], [1, 1]], dtype=np.int64))
+        pawn[1, s] = _steps(s, np.array([[-1, -1], [1, -1]], dtype=np.int64))
+    parts = {}
+    offset = 0
+    for name, dirs, magics in (("rook", ROOK_DIRS, ROOK_MAGICS), ("bishop", BISHOP_DIRS,
+                                                                   BISHOP_MAGICS)):
+        masks = np.array([_relevant_mask(s, dirs) for s in range(64)], dtype=np.uint64)
+        bits = np.array([bin(int(m)).count("1") for m in masks], dtype=np.int64)
+        offsets = np.zeros(64, dtype=np.int64)
+        for s in range(64):
+            offsets[s] = offset
+            offset += 1 << int(bits[s])
+        parts[name] = (masks, np.array(magics, dtype=np.uint64),
+                       (64 - bits).astype(np.uint64), offsets, dirs)
+    sliders = np.zeros(offset, dtype=np.uint64)
+    for name in ("rook", "bishop"):
+        masks, magics, shifts, offsets, dirs = parts[name]
+        if not _fill_slider_table(masks, magics, shifts, offsets, sliders, dirs):
+            raise RuntimeError(f"bad {name} magic numbers in wasp/magics.py")
+    between = np.zeros((64, 64), dtype=np.uint64)
+    line = np.zeros((64, 64), dtype=np.uint64)
+    rook_empty = np.array([_slow_slider(s, ZERO, ROOK_DIRS) for s in range(64)], dtype=np.uint64)
+    bishop_empty = np.array(
+        [_slow_slider(s, ZERO, BISHOP_DIRS) for s in range(64)], dtype=np.uint64
+    )
+    _fill_lines(between, line, rook_empty, bishop_empty)
+    zp, zc, ze, zw = _zobrist_tables()
+    r, b = parts["rook"], parts["bishop"]
+    return Tables(knight, king, pawn, r[0], r[1], r[2], r[3], b[0], b[1], b[2], b[3],
+                  sliders, between, line, zp, zc, ze, zw)
+
+
+_TABLES = None
+
+
+def tables():
+    """The process-wide tables, built on first use."""
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = build_tables()
+    return _TABLES

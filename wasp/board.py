@@ -1,0 +1,208 @@
+"""`Position`: the friendly Python face over the position and move-generation kernels."""
+
+import numpy as np
+
+from wasp.bitboards import tables
+from wasp.fen import STARTING_FEN, parse_fen, to_fen
+from wasp.movegen import generate
+from wasp.position import (
+    checkers,
+    copy_state,
+    current_key,
+    gives_check,
+    insufficient_material,
+    is_repetition,
+    make_move,
+    unmake_move,
+)
+from wasp.types import (
+    EMPTY,
+    FLAG_CASTLE,
+    FLAG_EP,
+    GEN_ALL,
+    HISTORY_KEEP,
+    MAX_HISTORY,
+    MAX_MOVES,
+    MAX_PLY,
+    MOVE_FROM_MASK,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    PIECE_CHARS,
+    ST_FULLMOVE,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
+    WHITE,
+    square_name,
+)
+
+PROMO_CHARS = " nbrq"
+
+
+def move_to_uci(m: int) -> str:
+    """UCI text of an encoded move (castling as the king's two-square step)."""
+    m = int(m)
+    if m == 0:
+        return "0000"
+    text = square_name(m & MOVE_FROM_MASK) + square_name((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)
+    promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+    return text + PROMO_CHARS[promo] if promo else text
+
+
+class IllegalMoveError(ValueError):
+    """A move that is malformed or not legal in the position."""
+
+
+class Position:
+    """A chess position with its game history.
+
+    >>> p = Position()
+    >>> p.push_uci("e2e4")
+    >>> p.fen()
+    'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
+    """
+
+    def __init__(self, fen: str = STARTING_FEN):
+        self.T = tables()
+        self.S = parse_fen(fen, self.T)
+        self._moves = np.zeros(MAX_MOVES, dtype=np.int32)
+
+    @classmethod
+    def from_fen(cls, fen: str) -> "Position":
+        return cls(fen)
+
+    def copy(self) -> "Position":
+        other = object.__new__(Position)
+        other.T = self.T
+        other.S = copy_state(self.S)
+        other._moves = np.zeros(MAX_MOVES, dtype=np.int32)
+        return other
+
+    # -- text ---------------------------------------------------------------
+    def fen(self) -> str:
+        return to_fen(self.S, self.T)
+
+    def epd(self) -> str:
+        """The first four FEN fields, as EPD records start."""
+        return to_fen(self.S, self.T, epd=True)
+
+    def __repr__(self) -> str:
+        return f"Position({self.fen()!r})"
+
+    def __str__(self) -> str:
+        rows = []
+        for rank in range(7, -1, -1):
+            cells = []
+            for file in range(8):
+                p = int(self.S.mailbox[rank * 8 + file])
+                cells.append("." if p == EMPTY else PIECE_CHARS[p])
+            rows.append(" ".join(cells))
+        return "\n".join(rows)
+
+    # -- state ----------------------------------------------------------------
+    @property
+    def turn(self) -> int:
+        """0 for white, 1 for black."""
+        return int(self.S.st[ST_SIDE])
+
+    @property
+    def key(self) -> int:
+        """Polyglot Zobrist key (equals chess.polyglot.zobrist_hash)."""
+        return int(current_key(self.S))
+
+    @property
+    def halfmove_clock(self) -> int:
+        return int(self.S.st[ST_HALFMOVE])
+
+    @property
+    def fullmove_number(self) -> int:
+        return int(self.S.st[ST_FULLMOVE])
+
+    def piece_at(self, square: int) -> str | None:
+        p = int(self.S.mailbox[square])
+        return None if p == EMPTY else PIECE_CHARS[p]
+
+    # -- moves ------------------------------------------------------------------
+    def legal_move_codes(self, mode: int = GEN_ALL) -> list[int]:
+        n = generate(self.T, self.S, self._moves, mode, True)
+        return [int(m) for m in self._moves[:n]]
+
+    def legal_moves(self) -> list[str]:
+        """Legal moves as UCI strings."""
+        return [move_to_uci(m) for m in self.legal_move_codes()]
+
+    def parse_uci(self, text: str) -> int:
+        """The encoded legal move for UCI text; IllegalMoveError says why not."""
+        if not isinstance(text, str) or len(text) not in (4, 5):
+            raise IllegalMoveError(f"not a UCI move: {text!r}")
+        for m in self.legal_move_codes():
+            if move_to_uci(m) == text:
+                return m
+        raise IllegalMoveError(f"illegal move {text!r} in {self.fen()}")
+
+    def push(self, move: int) -> None:
+        """Play an encoded legal move (from legal_move_codes)."""
+        if self.S.st[ST_PLY] >= MAX_HISTORY - MAX_PLY - 1:
+            self._compact_history()
+        make_move(self.T, self.S, move)
+
+    def push_uci(self, text: str) -> None:
+        self.push(self.parse_uci(text))
+
+    def pop(self) -> str:
+        """Take back the last move and return it as UCI text."""
+        ply = int(self.S.st[ST_PLY])
+        if ply == 0:
+            raise IndexError("pop from a position with no moves")
+        m = int(self.S.undo[ply - 1, 0])
+        unmake_move(self.T, self.S)
+        return move_to_uci(m)
+
+    def move_stack(self) -> list[str]:
+        ply = int(self.S.st[ST_PLY])
+        return [move_to_uci(int(m)) for m in self.S.undo[:ply, 0]]
+
+    def _compact_history(self) -> None:
+        """Forget all but the last HISTORY_KEEP plies (older ones cannot repeat)."""
+        S = self.S
+        ply = int(S.st[ST_PLY])
+        drop = ply - HISTORY_KEEP
+        S.keys[: HISTORY_KEEP + 1] = S.keys[drop : ply + 1].copy()
+        S.undo[:HISTORY_KEEP] = S.undo[drop:ply].copy()
+        S.st[ST_PLY] = HISTORY_KEEP
+
+    # -- queries ------------------------------------------------------------------
+    def is_check(self) -> bool:
+        return bool(checkers(self.T, self.S))
+
+    def gives_check(self, text: str) -> bool:
+        return bool(gives_check(self.T, self.S, self.parse_uci(text)))
+
+    def is_checkmate(self) -> bool:
+        return self.is_check() and not self.legal_move_codes()
+
+    def is_stalemate(self) -> bool:
+        return not self.is_check() and not self.legal_move_codes()
+
+    def is_insufficient_material(self) -> bool:
+        return bool(insufficient_material(self.S))
+
+    def is_repetition(self, count: int = 3) -> bool:
+        """True when the position has occurred `count` times (this one included)."""
+        return bool(is_repetition(self.S, count - 1))
+
+    def is_fifty_moves(self) -> bool:
+        return self.halfmove_clock >= 100
+
+    def is_capture(self, text: str) -> bool:
+        m = self.parse_uci(text)
+        to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+        return bool(m & FLAG_EP) or int(self.S.mailbox[to]) != EMPTY
+
+    def is_castling(self, text: str) -> bool:
+        return bool(self.parse_uci(text) & FLAG_CASTLE)
+
+    @property
+    def white_to_move(self) -> bool:
+        return self.turn == WHITE

@@ -1,0 +1,477 @@
+"""The position as numba-friendly arrays, and the kernels that change and query it.
+
+A position is a `State` of five arrays: 16 bitboards (12 piece boards and the
+white, black and total occupancy), a 64-square mailbox, an int64 state vector
+(`wasp.types.ST_*`), the Zobrist key of every position in the history (for
+repetition checks) and an undo stack. The key is Polyglot's, so it equals
+`chess.polyglot.zobrist_hash(board)` and Polyglot books can be probed directly.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from wasp.bitboards import (
+    ONE,
+    U64,
+    ZERO,
+    bishop_attacks,
+    lsb,
+    popcount,
+    rook_attacks,
+)
+from wasp.types import (
+    B_BISHOP,
+    B_KING,
+    B_KNIGHT,
+    B_PAWN,
+    B_QUEEN,
+    B_ROOK,
+    BISHOP,
+    BLACK,
+    CASTLE_BK,
+    CASTLE_BQ,
+    CASTLE_WK,
+    CASTLE_WQ,
+    EMPTY,
+    FLAG_CASTLE,
+    FLAG_DOUBLE_PUSH,
+    FLAG_EP,
+    KING,
+    KNIGHT,
+    MAX_HISTORY,
+    MOVE_FROM_MASK,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    N_BITBOARDS,
+    N_STATE,
+    N_UNDO,
+    NO_SQUARE,
+    OCC_ALL,
+    OCC_BLACK,
+    OCC_WHITE,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ST_CASTLE,
+    ST_EP,
+    ST_FULLMOVE,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
+    UNDO_CAPTURED,
+    UNDO_CASTLE,
+    UNDO_EP,
+    UNDO_HALFMOVE,
+    UNDO_MOVE,
+    W_BISHOP,
+    W_KING,
+    W_KNIGHT,
+    W_PAWN,
+    W_QUEEN,
+    W_ROOK,
+    WHITE,
+)
+
+State = namedtuple("State", ["bb", "mailbox", "st", "keys", "undo"])
+
+# Castling rights that survive a move touching each square (from or to).
+CASTLE_KEEP = np.full(64, 15, dtype=np.int64)
+CASTLE_KEEP[0] = 15 & ~CASTLE_WQ  # a1
+CASTLE_KEEP[4] = 15 & ~(CASTLE_WK | CASTLE_WQ)  # e1
+CASTLE_KEEP[7] = 15 & ~CASTLE_WK  # h1
+CASTLE_KEEP[56] = 15 & ~CASTLE_BQ  # a8
+CASTLE_KEEP[60] = 15 & ~(CASTLE_BK | CASTLE_BQ)  # e8
+CASTLE_KEEP[63] = 15 & ~CASTLE_BK  # h8
+
+
+def new_state():
+    """Empty arrays for one position (no pieces, white to move)."""
+    bb = np.zeros(N_BITBOARDS, dtype=np.uint64)
+    mailbox = np.full(64, EMPTY, dtype=np.int8)
+    st = np.zeros(N_STATE, dtype=np.int64)
+    st[ST_EP] = NO_SQUARE
+    st[ST_FULLMOVE] = 1
+    keys = np.zeros(MAX_HISTORY + 1, dtype=np.uint64)
+    undo = np.zeros((MAX_HISTORY, N_UNDO), dtype=np.int64)
+    return State(bb, mailbox, st, keys, undo)
+
+
+def copy_state(S):
+    return State(*(a.copy() for a in S))
+
+
+# ---------------------------------------------------------------------------
+# Move fields
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_from(m):
+    return m & MOVE_FROM_MASK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_to(m):
+    return (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_promo(m):
+    """Promotion piece type (KNIGHT..QUEEN), 0 when not a promotion."""
+    return (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def make_move_code(frm, to, promo, flags):
+    return frm | (to << MOVE_TO_SHIFT) | (promo << MOVE_PROMO_SHIFT) | flags
+
+
+# ---------------------------------------------------------------------------
+# Queries
+
+
+@njit(cache=True, nogil=True, inline="always")
+def side_occ(color):
+    return OCC_WHITE + color
+
+
+@njit(cache=True, nogil=True)
+def attackers_to(T, S, sq, occ):
+    """Pieces of both colours that attack `sq`, sliders seen through `occ`."""
+    bb = S.bb
+    rooks = bb[W_ROOK] | bb[B_ROOK] | bb[W_QUEEN] | bb[B_QUEEN]
+    bishops = bb[W_BISHOP] | bb[B_BISHOP] | bb[W_QUEEN] | bb[B_QUEEN]
+    return (
+        (T.pawn_attacks[BLACK, sq] & bb[W_PAWN])
+        | (T.pawn_attacks[WHITE, sq] & bb[B_PAWN])
+        | (T.knight[sq] & (bb[W_KNIGHT] | bb[B_KNIGHT]))
+        | (T.king[sq] & (bb[W_KING] | bb[B_KING]))
+        | (rook_attacks(T, sq, occ) & rooks)
+        | (bishop_attacks(T, sq, occ) & bishops)
+    )
+
+
+@njit(cache=True, nogil=True)
+def is_attacked(T, S, sq, by, occ):
+    """True when colour `by` attacks `sq` (sliders seen through `occ`)."""
+    bb = S.bb
+    o = 6 * by
+    if T.pawn_attacks[1 - by, sq] & bb[o + PAWN]:
+        return True
+    if T.knight[sq] & bb[o + KNIGHT]:
+        return True
+    if T.king[sq] & bb[o + KING]:
+        return True
+    queens = bb[o + QUEEN]
+    if rook_attacks(T, sq, occ) & (bb[o + ROOK] | queens):
+        return True
+    if bishop_attacks(T, sq, occ) & (bb[o + BISHOP] | queens):
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def king_square(S, color):
+    return lsb(S.bb[6 * color + KING])
+
+
+@njit(cache=True, nogil=True)
+def checkers(T, S):
+    """Enemy pieces giving check to the side to move."""
+    us = S.st[ST_SIDE]
+    ksq = king_square(S, us)
+    return attackers_to(T, S, ksq, S.bb[OCC_ALL]) & S.bb[side_occ(1 - us)]
+
+
+@njit(cache=True, nogil=True)
+def in_check(T, S):
+    us = S.st[ST_SIDE]
+    return is_attacked(T, S, king_square(S, us), 1 - us, S.bb[OCC_ALL])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def current_key(S):
+    return S.keys[S.st[ST_PLY]]
+
+
+@njit(cache=True, nogil=True)
+def ep_capturable(T, S, ep, us):
+    """True when a pawn of `us` stands beside `ep`'s pawn (Polyglot's rule for hashing)."""
+    return (T.pawn_attacks[1 - us, ep] & S.bb[6 * us + PAWN]) != ZERO
+
+
+@njit(cache=True, nogil=True)
+def compute_key(T, S):
+    """The Polyglot key from scratch (incremental updates are checked against it)."""
+    k = ZERO
+    for sq in range(64):
+        p = S.mailbox[sq]
+        if p != EMPTY:
+            k ^= T.zobrist_piece[p, sq]
+    k ^= T.zobrist_castle[S.st[ST_CASTLE]]
+    ep = S.st[ST_EP]
+    if ep != NO_SQUARE and ep_capturable(T, S, ep, S.st[ST_SIDE]):
+        k ^= T.zobrist_ep[ep & 7]
+    if S.st[ST_SIDE] == WHITE:
+        k ^= T.zobrist_white[0]
+    return k
+
+
+@njit(cache=True, nogil=True)
+def is_repetition(S, count):
+    """True when the current position occurred `count` times before (same side to move)
+    since the last irreversible move."""
+    ply = S.st[ST_PLY]
+    key = S.keys[ply]
+    limit = min(S.st[ST_HALFMOVE], ply)
+    seen = 0
+    i = 4
+    while i <= limit:
+        if S.keys[ply - i] == key:
+            seen += 1
+            if seen >= count:
+                return True
+        i += 2
+    return False
+
+
+@njit(cache=True, nogil=True)
+def insufficient_material(S):
+    """Neither side can mate: K v K, K+minor v K, and kings with bishops all on one colour."""
+    bb = S.bb
+    if bb[W_PAWN] | bb[B_PAWN] | bb[W_ROOK] | bb[B_ROOK] | bb[W_QUEEN] | bb[B_QUEEN]:
+        return False
+    knights = bb[W_KNIGHT] | bb[B_KNIGHT]
+    bishops = bb[W_BISHOP] | bb[B_BISHOP]
+    minors = popcount(knights | bishops)
+    if minors <= 1:
+        return True
+    if knights == ZERO:
+        light = U64(0x55AA55AA55AA55AA)
+        return (bishops & light) == ZERO or (bishops & ~light) == ZERO
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Changing the position
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(T, S, piece, sq):
+    b = ONE << U64(sq)
+    S.bb[piece] |= b
+    S.bb[OCC_WHITE + piece // 6] |= b
+    S.bb[OCC_ALL] |= b
+    S.mailbox[sq] = piece
+    return T.zobrist_piece[piece, sq]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _remove(T, S, piece, sq):
+    b = ONE << U64(sq)
+    S.bb[piece] ^= b
+    S.bb[OCC_WHITE + piece // 6] ^= b
+    S.bb[OCC_ALL] ^= b
+    S.mailbox[sq] = EMPTY
+    return T.zobrist_piece[piece, sq]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_piece(T, S, piece, frm, to):
+    b = (ONE << U64(frm)) | (ONE << U64(to))
+    S.bb[piece] ^= b
+    S.bb[OCC_WHITE + piece // 6] ^= b
+    S.bb[OCC_ALL] ^= b
+    S.mailbox[frm] = EMPTY
+    S.mailbox[to] = piece
+    return T.zobrist_piece[piece, frm] ^ T.zobrist_piece[piece, to]
+
+
+@njit(cache=True, nogil=True)
+def make_move(T, S, m):
+    """Play legal move `m`, pushing what unmake_move needs; the key is updated incrementally."""
+    st = S.st
+    ply = st[ST_PLY]
+    frm = m & MOVE_FROM_MASK
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    us = st[ST_SIDE]
+    them = 1 - us
+    piece = np.int64(S.mailbox[frm])
+    captured = np.int64(S.mailbox[to])
+    key = S.keys[ply]
+
+    undo = S.undo[ply]
+    undo[UNDO_MOVE] = m
+    undo[UNDO_CAPTURED] = captured
+    undo[UNDO_CASTLE] = st[ST_CASTLE]
+    undo[UNDO_EP] = st[ST_EP]
+    undo[UNDO_HALFMOVE] = st[ST_HALFMOVE]
+
+    if st[ST_EP] != NO_SQUARE:
+        key ^= T.zobrist_ep[st[ST_EP] & 7]
+        st[ST_EP] = NO_SQUARE
+    st[ST_HALFMOVE] += 1
+
+    if captured != EMPTY:
+        key ^= _remove(T, S, captured, to)
+        st[ST_HALFMOVE] = 0
+    key ^= _move_piece(T, S, piece, frm, to)
+
+    if piece == 6 * us + PAWN:
+        st[ST_HALFMOVE] = 0
+        if m & FLAG_EP:
+            cap_sq = to - 8 if us == WHITE else to + 8
+            key ^= _remove(T, S, 6 * them + PAWN, cap_sq)
+        elif m & FLAG_DOUBLE_PUSH:
+            ep = (frm + to) >> 1
+            if ep_capturable(T, S, ep, them):
+                st[ST_EP] = ep
+                key ^= T.zobrist_ep[ep & 7]
+        else:
+            promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+            if promo:
+                key ^= _remove(T, S, piece, to)
+                key ^= _put(T, S, 6 * us + promo, to)
+    elif m & FLAG_CASTLE:
+        rook = 6 * us + ROOK
+        if to > frm:  # king side: rook h -> f
+            key ^= _move_piece(T, S, rook, to + 1, to - 1)
+        else:  # queen side: rook a -> d
+            key ^= _move_piece(T, S, rook, to - 2, to + 1)
+
+    castle = st[ST_CASTLE]
+    new_castle = castle & CASTLE_KEEP[frm] & CASTLE_KEEP[to]
+    if new_castle != castle:
+        key ^= T.zobrist_castle[castle] ^ T.zobrist_castle[new_castle]
+        st[ST_CASTLE] = new_castle
+
+    if us == BLACK:
+        st[ST_FULLMOVE] += 1
+    st[ST_SIDE] = them
+    key ^= T.zobrist_white[0]
+    st[ST_PLY] = ply + 1
+    S.keys[ply + 1] = key
+
+
+@njit(cache=True, nogil=True)
+def unmake_move(T, S):
+    """Take back the last move made by make_move."""
+    st = S.st
+    ply = st[ST_PLY] - 1
+    undo = S.undo[ply]
+    m = undo[UNDO_MOVE]
+    frm = m & MOVE_FROM_MASK
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    them = st[ST_SIDE]
+    us = 1 - them
+    piece = np.int64(S.mailbox[to])
+
+    promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+    if promo:
+        _remove(T, S, piece, to)
+        piece = 6 * us + PAWN
+        _put(T, S, piece, to)
+    _move_piece(T, S, piece, to, frm)
+    captured = undo[UNDO_CAPTURED]
+    if captured != EMPTY:
+        _put(T, S, captured, to)
+    if m & FLAG_EP:
+        _put(T, S, 6 * them + PAWN, to - 8 if us == WHITE else to + 8)
+    elif m & FLAG_CASTLE:
+        rook = 6 * us + ROOK
+        if to > frm:
+            _move_piece(T, S, rook, to - 1, to + 1)
+        else:
+            _move_piece(T, S, rook, to + 1, to - 2)
+
+    st[ST_CASTLE] = undo[UNDO_CASTLE]
+    st[ST_EP] = undo[UNDO_EP]
+    st[ST_HALFMOVE] = undo[UNDO_HALFMOVE]
+    if us == BLACK:
+        st[ST_FULLMOVE] -= 1
+    st[ST_SIDE] = us
+    st[ST_PLY] = ply
+
+
+@njit(cache=True, nogil=True)
+def make_null(T, S):
+    """Pass the move (null-move pruning); undone by unmake_null."""
+    st = S.st
+    ply = st[ST_PLY]
+    key = S.keys[ply]
+    undo = S.undo[ply]
+    undo[UNDO_MOVE] = 0
+    undo[UNDO_CAPTURED] = EMPTY
+    undo[UNDO_CASTLE] = st[ST_CASTLE]
+    undo[UNDO_EP] = st[ST_EP]
+    undo[UNDO_HALFMOVE] = st[ST_HALFMOVE]
+    if st[ST_EP] != NO_SQUARE:
+        key ^= T.zobrist_ep[st[ST_EP] & 7]
+        st[ST_EP] = NO_SQUARE
+    st[ST_HALFMOVE] += 1
+    st[ST_SIDE] = 1 - st[ST_SIDE]
+    key ^= T.zobrist_white[0]
+    st[ST_PLY] = ply + 1
+    S.keys[ply + 1] = key
+
+
+@njit(cache=True, nogil=True)
+def unmake_null(T, S):
+    st = S.st
+    ply = st[ST_PLY] - 1
+    undo = S.undo[ply]
+    st[ST_EP] = undo[UNDO_EP]
+    st[ST_HALFMOVE] = undo[UNDO_HALFMOVE]
+    st[ST_SIDE] = 1 - st[ST_SIDE]
+    st[ST_PLY] = ply
+
+
+@njit(cache=True, nogil=True)
+def gives_check(T, S, m):
+    """True when move `m` (legal, not yet made) checks the opponent."""
+    us = S.st[ST_SIDE]
+    them = 1 - us
+    ksq = lsb(S.bb[6 * them + KING])
+    frm = m & MOVE_FROM_MASK
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    piece = np.int64(S.mailbox[frm])
+    promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+    ptype = promo if promo else piece - 6 * us
+    occ = (S.bb[OCC_ALL] ^ (ONE << U64(frm))) | (ONE << U64(to))
+    if m & FLAG_EP:
+        occ ^= ONE << U64(to - 8 if us == WHITE else to + 8)
+    # Direct check by the moved (or promoted) piece.
+    if ptype == PAWN:
+        if T.pawn_attacks[us, to] & (ONE << U64(ksq)):
+            return True
+    elif ptype == KNIGHT:
+        if T.knight[to] & (ONE << U64(ksq)):
+            return True
+    elif ptype == BISHOP:
+        if bishop_attacks(T, to, occ) & (ONE << U64(ksq)):
+            return True
+    elif ptype == ROOK:
+        if rook_attacks(T, to, occ) & (ONE << U64(ksq)):
+            return True
+    elif ptype == QUEEN:
+        if (rook_attacks(T, to, occ) | bishop_attacks(T, to, occ)) & (ONE << U64(ksq)):
+            return True
+    # Discovered check by our sliders (and the castling rook's check).
+    o = 6 * us
+    queens = S.bb[o + QUEEN]
+    rooks = S.bb[o + ROOK] | queens
+    bishops = S.bb[o + BISHOP] | queens
+    from_to = ~(ONE << U64(to))
+    if m & FLAG_CASTLE:
+        rook_to = to - 1 if to > frm else to + 1
+        rook_from = to + 1 if to > frm else to - 2
+        rooks = (rooks & ~(ONE << U64(rook_from))) | (ONE << U64(rook_to))
+        occ = (occ ^ (ONE << U64(rook_from))) | (ONE << U64(rook_to))
+    if rook_attacks(T, ksq, occ) & rooks & from_to:
+        return True
+    if bishop_attacks(T, ksq, occ) & bishops & from_to:
+        return True
+    return False
+
