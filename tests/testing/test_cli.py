@@ -52,7 +52,8 @@ def test_help_shows_example(capsys):
     ],
 )
 def test_bad_flags_are_named(capsys, tmp_path, argv, needle):
-    code, out, err = run(capsys, argv + ["-rundir", str(tmp_path / "run")])
+    extra = [] if "-resume" in argv else ["-rundir", str(tmp_path / "run")]
+    code, out, err = run(capsys, argv + extra)
     assert code == 2
     assert needle in err, err
     assert not (tmp_path / "run").exists()  # nothing started

@@ -1,0 +1,148 @@
+"""Engine drivers and single games: real Debian engines and misbehaving fake ones."""
+
+import io
+import sys
+
+import chess
+import chess.pgn
+import pytest
+
+from testing.engine import EngineConfig, make_engine
+from testing.game import DrawAdjudication, GameSettings, ResignAdjudication, play_game
+from testing.openings import STARTPOS, Opening, OpeningBook
+from testing.pgn import game_pgn
+from testing.timecontrol import TimeControl
+
+from .conftest import EPD, FAKE, PGN
+
+
+def fake(name, *extra, tc="10+0.1", margin=0):
+    cfg = EngineConfig(
+        cmd=sys.executable,
+        name=name,
+        args=[FAKE, *extra],
+        tc=TimeControl.parse(tc),
+        timemargin=margin,
+    )
+    e = make_engine(cfg)
+    e.start()
+    return e
+
+
+@pytest.fixture
+def quit_later():
+    engines = []
+    yield engines.append
+    for e in engines:
+        e.kill()
+
+
+@pytest.mark.engines
+def test_stockfish_against_fairymax(stockfish, fairymax, quit_later):
+    tc = TimeControl.parse("1+0.01")
+    sf = make_engine(EngineConfig(cmd=stockfish, name="Stockfish", tc=tc, timemargin=100))
+    fm = make_engine(
+        EngineConfig(cmd=fairymax, name="Fairy-Max", proto="xboard", tc=tc, timemargin=100)
+    )
+    for e in (sf, fm):
+        quit_later(e)
+        e.start()
+    assert sf.id_name.startswith("Stockfish") and fm.id_name.startswith("Fairy-Max")
+    # EPD opening (fairymax gets it through edit mode) and a PGN opening (moves).
+    for opening, (white, black) in (
+        (OpeningBook(EPD).get(0), (fm, sf)),
+        (OpeningBook(PGN).get(1), (sf, fm)),
+    ):
+        rec = play_game(white, black, opening, GameSettings(maxmoves=60))
+        assert rec.result in ("1-0", "0-1", "1/2-1/2")
+        assert rec.termination in ("checkmate", "stalemate", "repetition", "fifty-moves",
+                                   "insufficient-material", "max-moves")
+        assert not rec.time_loss and not rec.failed
+        game = chess.pgn.read_game(io.StringIO(game_pgn(rec, time_control="1+0.01")))
+        assert game.headers["White"] == white.name and game.headers["Result"] == rec.result
+        assert game.headers["TimeControl"] == "1+0.01"
+        assert len(list(game.mainline_moves())) == len(opening.moves) + rec.plies
+        assert game.end().board().fen() == rec.final_fen
+    sf.quit()
+    fm.quit()
+
+
+def test_deterministic_fake_game_and_pgn(quit_later):
+    a, b = fake("greedy"), fake("random", "--style", "random")
+    quit_later(a)
+    quit_later(b)
+    op = OpeningBook(PGN).get(0)
+    r1 = play_game(a, b, op, GameSettings(maxmoves=50))
+    r2 = play_game(a, b, op, GameSettings(maxmoves=50))
+    assert [m.uci for m in r1.moves] == [m.uci for m in r2.moves]
+    assert r1.result == r2.result
+    pgn = game_pgn(r1, event="t", round_="3", time_control="10+0.1")
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    for tag in ("Event", "Site", "Date", "Round", "White", "Black", "Result", "PlyCount",
+                "Termination", "TimeControl"):
+        assert tag in game.headers
+    nodes = list(game.mainline())
+    assert nodes[0].comment == "book"
+    # {score/depth time} comments on the engines' moves, the termination on the last one
+    assert "/1 " in nodes[len(op.moves)].comment and nodes[-1].comment.endswith(r1.reason)
+
+
+def test_checkmate_and_rules(quit_later):
+    a, b = fake("a"), fake("b")
+    quit_later(a)
+    quit_later(b)
+    # White mates in one (greedy finds it).
+    op = Opening(index=0, fen="6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")
+    rec = play_game(a, b, op)
+    assert (rec.result, rec.termination, rec.reason) == ("1-0", "checkmate", "White mates")
+    # Insufficient material from the start.
+    rec = play_game(a, b, Opening(index=1, fen="8/8/4k3/8/8/4K3/8/8 w - - 0 1"))
+    assert (rec.result, rec.termination) == ("1/2-1/2", "insufficient-material")
+    # Fifty-move rule.
+    op = Opening(index=2, fen="8/8/4k3/8/8/4K3/7R/8 w - - 99 80")
+    rec = play_game(a, b, op)
+    assert rec.result == "1/2-1/2" and rec.termination in ("fifty-moves", "insufficient-material")
+
+
+def test_adjudication(quit_later):
+    a, b = fake("a"), fake("b")
+    quit_later(a)
+    quit_later(b)
+    draw = GameSettings(draw=DrawAdjudication(movenumber=0, movecount=2, score=0))
+    rec = play_game(a, b, STARTPOS, draw)
+    assert (rec.result, rec.termination, rec.plies) == ("1/2-1/2", "adjudication", 4)
+    # Black is a queen down: scores -900 for black.
+    op = Opening(index=3, fen="4k3/pppp4/8/8/8/8/PPPP4/3QK3 b - - 0 1")
+    resign = GameSettings(resign=ResignAdjudication(movecount=1, score=500))
+    rec = play_game(a, b, op, resign)
+    assert (rec.result, rec.termination, rec.reason) == (
+        "1-0", "adjudication", "White wins by adjudication")
+    two = GameSettings(resign=ResignAdjudication(movecount=1, score=500, twosided=True))
+    rec = play_game(a, b, op, two)
+    assert rec.plies >= 2 and rec.result == "1-0" and rec.termination == "adjudication"
+
+
+@pytest.mark.parametrize(
+    "fail,termination,restart",
+    [
+        ("crash", "crash", True),
+        ("hang", "stall", True),
+        ("illegal", "illegal-move", False),
+        ("stall", "timeout", False),
+    ],
+)
+def test_failures_lose_the_game(quit_later, fail, termination, restart):
+    good = fake("good", tc="0.5+0", margin=100)
+    bad = fake("bad", "--fail", fail, "--after", "3", "--delay", "1.0", tc="0.5+0", margin=100)
+    quit_later(good)
+    quit_later(bad)
+    rec = play_game(good, bad, STARTPOS)
+    assert rec.termination == termination
+    assert rec.result == "1-0"
+    assert rec.plies == 5  # black failed on its third move
+    assert (rec.failed == ["black"]) == restart
+    assert bad.broken == restart
+    if fail == "stall":
+        assert rec.time_loss
+    # The good engine is unaffected and plays on.
+    assert good.alive() and not good.broken
