@@ -1,0 +1,148 @@
+"""Whole runs through the CLI: failures with -recover, SPRT stop, tables, SIGKILL + -resume."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+import testing
+from testing.cli import main
+
+from .conftest import EPD, ROOT, fake_engine
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+GOOD = fake_engine("good")
+RANDOM = fake_engine("random", "--style", "random")
+FAST = ["-each", "tc=0.5+0", "timemargin=100", "-maxmoves", "30", "-ratinginterval", "0"]
+
+
+@pytest.mark.parametrize("fail", ["crash", "hang", "stall", "illegal"])
+def test_failing_engine_is_scored_and_run_continues(capsys, tmp_path, fail):
+    bad = fake_engine("bad", "--fail", fail, "--after", "2", "--delay", "0.9")
+    argv = GOOD + bad + FAST + ["-rounds", "2", "-recover", "-rundir", str(tmp_path / "r")]
+    code, out, err = run(capsys, argv)
+    assert code == 0, err
+    df = testing.results(str(tmp_path / "r"))
+    assert len(df) == 2
+    expected = {"crash": "crash", "hang": "stall", "stall": "timeout", "illegal": "illegal-move"}
+    # The bad engine fails in every game it plays after its 2nd move (stall: only once).
+    assert df["termination"].iloc[0] == expected[fail]
+    assert df["score"].iloc[0] == 1.0
+    if fail != "stall":
+        assert (df["score"] == 1.0).all()
+        assert (df["termination"] == expected[fail]).all()
+    assert "Finished game 2" in out
+
+
+def test_crash_without_recover_stops_the_run(capsys, tmp_path):
+    bad = fake_engine("bad", "--fail", "crash", "--after", "2")
+    argv = GOOD + bad + FAST + ["-rounds", "4", "-rundir", str(tmp_path / "r")]
+    code, out, err = run(capsys, argv)
+    assert code == 1
+    assert "use -recover" in err
+    assert len(testing.results(str(tmp_path / "r"))) == 1  # the game is stored and scored
+
+
+def test_engine_that_cannot_start(capsys, tmp_path):
+    bad = fake_engine("bad", "--fail", "nostart")
+    code, _, err = run(capsys, GOOD + bad + FAST + ["-rundir", str(tmp_path / "r")])
+    assert code == 1 and "failed to start" in err
+
+
+def test_sprt_stops_and_reports_decision(capsys, tmp_path):
+    argv = GOOD + RANDOM + FAST + [
+        "-rounds", "200", "-repeat", "-concurrency", "2",
+        "-openings", f"file={EPD}", "order=sequential",
+        "-sprt", "elo0=0", "elo1=200", "alpha=0.1", "beta=0.1",
+        "-pgnout", str(tmp_path / "g.pgn"), "-epdout", str(tmp_path / "g.epd"),
+        "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, out, err = run(capsys, argv)
+    assert code == 0, err
+    assert "SPRT: H1 accepted after" in out
+    assert "Ptnml(0-2):" in out and "LLR:" in out
+    df = testing.results(str(tmp_path / "r"))
+    assert len(df) < 400
+    # Every started pair was finished: pentanomial counts stay whole.
+    assert (df.groupby("pair_id").size() == 2).all()
+    assert open(tmp_path / "g.pgn").read().count("[Event ") == len(df)
+    assert len(open(tmp_path / "g.epd").read().splitlines()) == len(df)
+
+
+def test_gauntlet_rating_table(capsys, tmp_path):
+    argv = GOOD + RANDOM + fake_engine("random2", "--style", "random") + FAST + [
+        "-tournament", "gauntlet", "-rounds", "2", "-repeat", "-concurrency", "2",
+        "-openings", f"file={EPD}", "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, out, err = run(capsys, argv)
+    assert code == 0, err
+    assert "Ratings relative to good" in out and "nElo" in out and "Ptnml(0-2)" in out
+    df = testing.results(str(tmp_path / "r"))
+    assert len(df) == 8 and set(df["engine2"]) == {"random", "random2"}
+    cols = {"white", "black", "opening_index", "result", "termination", "plies",
+            "white_time", "black_time", "pair_id"}  # fmt: skip
+    assert cols <= set(df.columns)
+
+
+def _count(db: str) -> int:
+    try:
+        con = sqlite3.connect(db, timeout=1)
+        try:
+            return con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _cli(args, **kw):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen(
+        [sys.executable, "-m", "testing.cli", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        **kw,
+    )
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
+    common = GOOD + RANDOM + [
+        "-each", "tc=30+1", "-maxmoves", "60", "-ratinginterval", "0",
+        "-rounds", "12", "-repeat", "-concurrency", "2",
+        "-openings", f"file={EPD}", "order=random", "-srand", "11",
+    ]  # fmt: skip
+    full = tmp_path / "full"
+    p = _cli(common + ["-rundir", str(full)])
+    assert p.wait(120) == 0, p.stderr.read()
+
+    killed = tmp_path / "killed"
+    p = _cli(common + ["-rundir", str(killed)])
+    db = str(killed / "games.sqlite")
+    deadline = time.monotonic() + 60
+    while _count(db) < 5 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.01)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(10)
+    stored = _count(db)
+    assert 5 <= stored < 24, stored
+
+    p = _cli(["-resume", str(killed)])
+    assert p.wait(120) == 0, p.stderr.read()
+    a = testing.results(str(full))
+    b = testing.results(str(killed))
+    assert len(a) == len(b) == 24
+    keys = ["pair_id", "game_in_pair", "white", "black", "opening_index", "result", "plies"]
+    assert a[keys].values.tolist() == b[keys].values.tolist()
+    assert a["score"].sum() == b["score"].sum()
