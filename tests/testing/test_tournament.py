@@ -146,3 +146,31 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     keys = ["pair_id", "game_in_pair", "white", "black", "opening_index", "result", "plies"]
     assert a[keys].values.tolist() == b[keys].values.tolist()
     assert a["score"].sum() == b["score"].sum()
+
+
+@pytest.mark.engines
+def test_stockfish_against_fairymax_match(capsys, tmp_path, stockfish, fairymax):
+    pgn = tmp_path / "games.pgn"
+    argv = [
+        "-engine", f"cmd={stockfish}", "name=Stockfish", "option.Hash=16",
+        "-engine", f"cmd={fairymax}", "name=Fairy-Max", "proto=xboard",
+        "-each", "tc=1+0.01", "timemargin=200", "-maxmoves", "80",
+        "-rounds", "2", "-repeat", "-concurrency", "2",
+        "-openings", f"file={EPD}", "order=sequential", "start=10",
+        "-pgnout", str(pgn), "-log", str(tmp_path / "io.log"),
+        "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, out, err = run(capsys, argv)
+    assert code == 0, err
+    df = testing.results(str(tmp_path / "r"))
+    assert len(df) == 4 and not df["time_loss"].any()
+    assert set(df["opening_index"]) == {9, 10}
+    assert "Ptnml(0-2):" in out and "move latency" in out
+    assert pgn.read_text().count('[White "Stockfish"]') == 2
+    log = (tmp_path / "io.log").read_text()
+    assert "Stockfish > go wtime" in log and "Fairy-Max < move " in log
+    # Resuming a finished run plays nothing and counts nothing twice.
+    code, out, err = run(capsys, ["-resume", str(tmp_path / "r")])
+    assert code == 0 and "Finished game" not in out
+    assert len(testing.results(str(tmp_path / "r"))) == 4
+    assert pgn.read_text().count("[Event ") == 4

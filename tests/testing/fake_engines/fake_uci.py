@@ -10,10 +10,11 @@ position only. Same position, same move: games are reproducible. With
 ``--fail`` it misbehaves at its N-th ``go`` since the process started:
 crash (exits), hang (stops reading and answering), stall (answers after
 ``--delay`` seconds), illegal (answers with an illegal move), nostart (exits
-before ``uciok``).
+before ``uciok``). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
 """
 
 import argparse
+import os
 import sys
 import time
 import zlib
@@ -61,7 +62,11 @@ def main() -> None:
     ap.add_argument("--after", type=int, default=1)
     ap.add_argument("--delay", type=float, default=1.0)
     ap.add_argument("--name", default="Fake")
+    ap.add_argument("--envfile", default=None, help="append NUMBA_CACHE_DIR here at start")
     args = ap.parse_args()
+    if args.envfile:
+        with open(args.envfile, "a") as f:
+            f.write(f"{os.environ.get('NUMBA_CACHE_DIR', '')}\n")
 
     board = chess.Board()
     base_fen = None
