@@ -360,6 +360,9 @@ class Runner:
             "wall_s": self.wall,
             "runner_cpu_s": self.cpu_play,
             "runner_cpu_per_game_s": self.cpu_play / g if g else None,
+            # everything the runner process used: interpreter start, imports, setup, play
+            "process_cpu_s": _cpu(),
+            "process_cpu_per_game_s": _cpu() / g if g else None,
             "latency_median_ms": _pct(lat, 0.5) * 1e3 if lat else None,
             "latency_p99_ms": _pct(lat, 0.99) * 1e3 if lat else None,
             "latency_max_ms": max(lat) * 1e3 if lat else None,
@@ -376,7 +379,10 @@ class Runner:
             f"time losses {s['time_losses_this_session']}"
         )
         if s["runner_cpu_per_game_s"] is not None:
-            txt += f", CPU {s['runner_cpu_per_game_s']:.3f} s/game"
+            txt += (
+                f", CPU {s['runner_cpu_per_game_s']:.3f} s/game playing "
+                f"({s['process_cpu_per_game_s']:.3f} s/game with start-up)"
+            )
             if s["distributed"]:
                 txt += " (client only)"
         if s["latency_median_ms"] is not None:

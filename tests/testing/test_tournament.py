@@ -80,7 +80,8 @@ def test_sprt_stops_and_reports_decision(capsys, tmp_path):
 
 
 def test_gauntlet_rating_table(capsys, tmp_path):
-    argv = GOOD + RANDOM + fake_engine("random2", "--style", "random") + FAST + [
+    random2 = fake_engine("random2", "--style", "random") + ["restart=on"]
+    argv = GOOD + RANDOM + random2 + FAST + [
         "-tournament", "gauntlet", "-rounds", "2", "-repeat", "-concurrency", "2",
         "-openings", f"file={EPD}", "-rundir", str(tmp_path / "r"),
     ]  # fmt: skip
