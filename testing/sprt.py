@@ -72,7 +72,9 @@ def _is_real(x: object) -> bool:
 def _as_counts(counts: Sequence[float], name: str = "counts") -> np.ndarray:
     """Validate ``counts`` and return it as a float64 array of length 3 or 5."""
     if isinstance(counts, (str, bytes, Mapping)):
-        raise ValueError(f"{name} must be a sequence of 3 or 5 numbers, got {type(counts).__name__}")
+        raise ValueError(
+            f"{name} must be a sequence of 3 or 5 numbers, got {type(counts).__name__}"
+        )
     try:
         items = list(counts)
     except TypeError:
@@ -513,8 +515,7 @@ def format_report(
                 wl_dd = (wl, mid - wl)
         elif n_games < 2 * pairs:
             raise ValueError(
-                f"wdl counts {n_games} games but counts_penta has {pairs} pairs "
-                f"({2 * pairs} games)"
+                f"wdl counts {n_games} games but counts_penta has {pairs} pairs ({2 * pairs} games)"
             )
     else:
         w = d = lo = None
