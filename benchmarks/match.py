@@ -133,7 +133,8 @@ def main() -> int:
         f"\nwasp-match wall / best anchor: {med['wall_s'] / best:.3f}; per-move latency "
         f"median {med['latency_median_ms']:.2f} ms, p99 {med['latency_p99_ms']:.2f} ms; "
         f"runner CPU with interpreter start-up and imports "
-        f"{med['process_cpu_per_game_s']:.3f} s/game"
+        f"{med['process_cpu_per_game_s']:.3f} s/game (one-off numpy/scipy import for the "
+        f"statistics: {statistics.median(r['statistics_import_cpu_s'] for r in runs):.2f} s)"
     )
     if args.json:
         with open(args.json, "w") as f:

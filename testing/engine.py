@@ -202,6 +202,67 @@ class _Process:
                 self.logger.write(self.cfg.name, "<", b"\n".join(parts).decode(errors="replace"))
         return lines.popleft()
 
+    def read_until(self, prefix: bytes, deadline: float | None, keep: bytes):
+        """Skip output up to the first line starting with ``prefix``.
+
+        The hot path of a search: chunks are scanned with bytes methods, not
+        split into lines. Returns ``(line, last)`` where ``last`` is the last
+        skipped line containing ``keep`` (or None).
+        """
+        last = None
+        lines = self._lines
+        while lines:  # lines already split by readline()
+            line = lines.popleft()
+            if line.startswith(prefix):
+                return line, last
+            if keep in line:
+                last = line
+        data = self._buf
+        self._buf = b""
+        marker = b"\n" + prefix
+        while True:
+            # Complete lines are data[:end]; data[end:] is a partial line.
+            end = data.rfind(b"\n") + 1
+            if end:
+                if data.startswith(prefix):
+                    pos = 0
+                else:
+                    pos = data.find(marker, 0, end)
+                    pos = pos + 1 if pos >= 0 else -1
+                if pos >= 0 and data.find(b"\n", pos) >= 0:
+                    stop = data.find(b"\n", pos)
+                    line = data[pos:stop].rstrip(b"\r")
+                    k = data.rfind(keep, 0, pos)
+                    if k >= 0:
+                        last = data[data.rfind(b"\n", 0, k) + 1 : data.find(b"\n", k)]
+                    rest = data[stop + 1 :]
+                    if rest:
+                        parts = rest.split(b"\n")
+                        self._buf = parts.pop()
+                        lines.extend(p.rstrip(b"\r") for p in parts)
+                    return line, last
+                k = data.rfind(keep, 0, end)
+                if k >= 0:
+                    last = data[data.rfind(b"\n", 0, k) + 1 : data.find(b"\n", k)].rstrip(b"\r")
+                data = data[end:]
+            if deadline is None:
+                timeout = -1
+            else:
+                timeout = int((deadline - time.perf_counter()) * 1000.0 + 0.999)
+                if timeout <= 0:
+                    self._buf = data
+                    raise EngineTimeout(f"{self.cfg.name}: no answer in time")
+            if not self._poll.poll(timeout):
+                continue
+            chunk = os.read(self._out, 65536)
+            self.last_read = time.perf_counter()
+            if not chunk:
+                self._buf = data
+                raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
+            if self.logger:
+                self.logger.write(self.cfg.name, "<", chunk.decode(errors="replace"))
+            data += chunk
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
@@ -391,32 +452,26 @@ class UciEngine(Engine):
 
     def _read_bestmove(self, t0: float, timeout: float) -> SearchResult:
         p = self.p
-        deadline = t0 + timeout
-        last_info = None
-        while True:
-            line = p.readline(deadline)
-            if line.startswith(b"info") and b" score " in line:
-                last_info = line
-            elif line.startswith(b"bestmove"):
-                elapsed = p.last_read - t0
-                tokens = line.split()
-                if len(tokens) < 2:
-                    raise EngineCrashed(f"{self.name}: malformed bestmove line {line!r}")
-                res = SearchResult(move=tokens[1].decode(errors="replace"), elapsed=elapsed)
-                if len(tokens) >= 4 and tokens[2] == b"ponder":
-                    res.ponder = tokens[3].decode(errors="replace")
-                if last_info is not None:
-                    info = last_info.split()
-                    res.depth = _int_after(info, b"depth")
-                    i = info.index(b"score")
-                    try:
-                        if info[i + 1] == b"cp":
-                            res.score = int(info[i + 2])
-                        elif info[i + 1] == b"mate":
-                            res.mate = int(info[i + 2])
-                    except (ValueError, IndexError):
-                        pass
-                return res
+        line, last_info = p.read_until(b"bestmove", t0 + timeout, b" score ")
+        elapsed = p.last_read - t0
+        tokens = line.split()
+        if len(tokens) < 2:
+            raise EngineCrashed(f"{self.name}: malformed bestmove line {line!r}")
+        res = SearchResult(move=tokens[1].decode(errors="replace"), elapsed=elapsed)
+        if len(tokens) >= 4 and tokens[2] == b"ponder":
+            res.ponder = tokens[3].decode(errors="replace")
+        if last_info is not None:
+            info = last_info.split()
+            res.depth = _int_after(info, b"depth")
+            i = info.index(b"score")
+            try:
+                if info[i + 1] == b"cp":
+                    res.score = int(info[i + 2])
+                elif info[i + 1] == b"mate":
+                    res.mate = int(info[i + 2])
+            except (ValueError, IndexError):
+                pass
+        return res
 
     def _drain_bestmove(self, deadline: float) -> None:
         while not self.p.readline(deadline).startswith(b"bestmove"):

@@ -2,11 +2,10 @@
 
 Sliding attacks use "fancy" magic bitboards: one multiply and one lookup per
 piece. The tables are built by a cached kernel at first use (a few ms) and are
-passed to kernels as the `Tables` argument: big global arrays would be frozen
-into every compiled function (see docs on numba's traps).
+passed to kernels as one flat uint64 array `T` (layout: the T_* offsets): big
+global arrays would be frozen into every compiled function, and a tuple of many
+arrays costs an atomic reference count per array at every call.
 """
-
-from collections import namedtuple
 
 import numpy as np
 from numba import njit, types
@@ -66,60 +65,56 @@ def msb(typingctx, x):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def bit(sq):
     """The bitboard of one square (sq in 0..63)."""
     return ONE << U64(sq)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def shift_up(b):
     return b << U64(8)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def shift_down(b):
     return b >> U64(8)
 
 
-Tables = namedtuple(
-    "Tables",
-    [
-        "knight",  # uint64[64]
-        "king",  # uint64[64]
-        "pawn_attacks",  # uint64[2, 64]: squares a pawn of that colour attacks
-        "rook_mask",  # uint64[64]: relevant occupancy
-        "rook_magic",  # uint64[64]
-        "rook_shift",  # uint64[64]
-        "rook_offset",  # int64[64]: start of the square's block in `sliders`
-        "bishop_mask",
-        "bishop_magic",
-        "bishop_shift",
-        "bishop_offset",
-        "sliders",  # uint64[...]: rook blocks then bishop blocks
-        "between",  # uint64[64, 64]: squares strictly between two aligned squares
-        "line",  # uint64[64, 64]: the whole line through two aligned squares
-        "zobrist_piece",  # uint64[12, 64] Polyglot keys, our piece numbering
-        "zobrist_castle",  # uint64[16]: xor of the rights' keys for each right set
-        "zobrist_ep",  # uint64[8]
-        "zobrist_white",  # uint64[1]: xor-ed in when white is to move
-    ],
-)
+# Layout of the one flat uint64 table array `T` that kernels take as an argument.
+T_KNIGHT = 0  # [sq]
+T_KING = 64  # [sq]
+T_PAWN = 128  # [colour * 64 + sq]: squares a pawn of that colour on sq attacks
+T_ROOK_MASK = 256  # [sq] relevant occupancy
+T_ROOK_MAGIC = 320
+T_ROOK_SHIFT = 384
+T_ROOK_BASE = 448  # [sq] index in T of the square's attack block
+T_BISHOP_MASK = 512
+T_BISHOP_MAGIC = 576
+T_BISHOP_SHIFT = 640
+T_BISHOP_BASE = 704
+T_BETWEEN = 768  # [a * 64 + b] squares strictly between two aligned squares
+T_LINE = T_BETWEEN + 4096  # [a * 64 + b] the whole line through two aligned squares
+T_ZOBRIST_PIECE = T_LINE + 4096  # [piece * 64 + sq] Polyglot keys, our piece numbering
+T_ZOBRIST_CASTLE = T_ZOBRIST_PIECE + 768  # [rights] xor of the keys of each right set
+T_ZOBRIST_EP = T_ZOBRIST_CASTLE + 16  # [file]
+T_ZOBRIST_WHITE = T_ZOBRIST_EP + 8  # xor-ed in when white is to move
+T_SLIDERS = T_ZOBRIST_WHITE + 8  # rook attack blocks, then bishop blocks
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def rook_attacks(T, sq, occ):
-    i = ((occ & T.rook_mask[sq]) * T.rook_magic[sq]) >> T.rook_shift[sq]
-    return T.sliders[T.rook_offset[sq] + np.int64(i)]
+    i = ((occ & T[T_ROOK_MASK + sq]) * T[T_ROOK_MAGIC + sq]) >> T[T_ROOK_SHIFT + sq]
+    return T[T[T_ROOK_BASE + sq] + i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def bishop_attacks(T, sq, occ):
-    i = ((occ & T.bishop_mask[sq]) * T.bishop_magic[sq]) >> T.bishop_shift[sq]
-    return T.sliders[T.bishop_offset[sq] + np.int64(i)]
+    i = ((occ & T[T_BISHOP_MASK + sq]) * T[T_BISHOP_MAGIC + sq]) >> T[T_BISHOP_SHIFT + sq]
+    return T[T[T_BISHOP_BASE + sq] + i]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def queen_attacks(T, sq, occ):
     return rook_attacks(T, sq, occ) | bishop_attacks(T, sq, occ)
 
@@ -201,7 +196,7 @@ def _fill_slider_table(masks, magics, shifts, offsets, table, dirs):
         sub = ZERO
         while True:
             att = _slow_slider(sq, sub, dirs)
-            idx = np.int64(((sub * magics[sq]) >> shifts[sq]))
+            idx = np.int64((sub * magics[sq]) >> shifts[sq])
             if used[idx] and table[offsets[sq] + idx] != att:
                 return False
             used[idx] = True
@@ -312,7 +307,7 @@ def _zobrist_tables():
 
 
 def build_tables():
-    """All attack and key tables (about 0.9 MB), built in a few milliseconds."""
+    """All attack and key tables in one array (about 0.9 MB), built in a few milliseconds."""
     from wasp.magics import BISHOP_MAGICS, ROOK_MAGICS
 
     knight = np.array([_steps(s, KNIGHT_STEPS) for s in range(64)], dtype=np.uint64)
@@ -346,9 +341,25 @@ def build_tables():
     )
     _fill_lines(between, line, rook_empty, bishop_empty)
     zp, zc, ze, zw = _zobrist_tables()
-    r, b = parts["rook"], parts["bishop"]
-    return Tables(knight, king, pawn, r[0], r[1], r[2], r[3], b[0], b[1], b[2], b[3],
-                  sliders, between, line, zp, zc, ze, zw)
+    T = np.zeros(T_SLIDERS + offset, dtype=np.uint64)
+    T[T_KNIGHT:T_KNIGHT + 64] = knight
+    T[T_KING:T_KING + 64] = king
+    T[T_PAWN:T_PAWN + 128] = pawn.ravel()
+    for name, base in (("rook", T_ROOK_MASK), ("bishop", T_BISHOP_MASK)):
+        masks, magics, shifts, offsets, _ = parts[name]
+        T[base:base + 64] = masks
+        T[base + 64:base + 128] = magics
+        T[base + 128:base + 192] = shifts
+        T[base + 192:base + 256] = (offsets + T_SLIDERS).astype(np.uint64)
+    T[T_SLIDERS:] = sliders
+    T[T_BETWEEN:T_BETWEEN + 4096] = between.ravel()
+    T[T_LINE:T_LINE + 4096] = line.ravel()
+    T[T_ZOBRIST_PIECE:T_ZOBRIST_PIECE + 768] = zp.ravel()
+    T[T_ZOBRIST_CASTLE:T_ZOBRIST_CASTLE + 16] = zc
+    T[T_ZOBRIST_EP:T_ZOBRIST_EP + 8] = ze
+    T[T_ZOBRIST_WHITE] = zw[0]
+    T.setflags(write=False)
+    return T
 
 
 _TABLES = None

@@ -21,6 +21,8 @@ from wasp.types import (
     FLAG_EP,
     GEN_ALL,
     HISTORY_KEEP,
+    KEYS,
+    MAILBOX,
     MAX_HISTORY,
     MAX_MOVES,
     MAX_PLY,
@@ -28,11 +30,14 @@ from wasp.types import (
     MOVE_PROMO_MASK,
     MOVE_PROMO_SHIFT,
     MOVE_TO_SHIFT,
+    N_UNDO,
     PIECE_CHARS,
     ST_FULLMOVE,
     ST_HALFMOVE,
     ST_PLY,
     ST_SIDE,
+    UNDO,
+    UNDO_MOVE,
     WHITE,
     square_name,
 )
@@ -95,7 +100,7 @@ class Position:
         for rank in range(7, -1, -1):
             cells = []
             for file in range(8):
-                p = int(self.S.mailbox[rank * 8 + file])
+                p = int(self.S.st[MAILBOX + rank * 8 + file])
                 cells.append("." if p == EMPTY else PIECE_CHARS[p])
             rows.append(" ".join(cells))
         return "\n".join(rows)
@@ -120,7 +125,7 @@ class Position:
         return int(self.S.st[ST_FULLMOVE])
 
     def piece_at(self, square: int) -> str | None:
-        p = int(self.S.mailbox[square])
+        p = int(self.S.st[MAILBOX + square])
         return None if p == EMPTY else PIECE_CHARS[p]
 
     # -- moves ------------------------------------------------------------------
@@ -155,21 +160,22 @@ class Position:
         ply = int(self.S.st[ST_PLY])
         if ply == 0:
             raise IndexError("pop from a position with no moves")
-        m = int(self.S.undo[ply - 1, 0])
+        m = int(self.S.st[UNDO + (ply - 1) * N_UNDO + UNDO_MOVE])
         unmake_move(self.T, self.S)
         return move_to_uci(m)
 
     def move_stack(self) -> list[str]:
         ply = int(self.S.st[ST_PLY])
-        return [move_to_uci(int(m)) for m in self.S.undo[:ply, 0]]
+        return [move_to_uci(int(m)) for m in self.S.st[UNDO + UNDO_MOVE:UNDO + ply * N_UNDO:N_UNDO]]
 
     def _compact_history(self) -> None:
         """Forget all but the last HISTORY_KEEP plies (older ones cannot repeat)."""
         S = self.S
         ply = int(S.st[ST_PLY])
         drop = ply - HISTORY_KEEP
-        S.keys[: HISTORY_KEEP + 1] = S.keys[drop : ply + 1].copy()
-        S.undo[:HISTORY_KEEP] = S.undo[drop:ply].copy()
+        S.bb[KEYS:KEYS + HISTORY_KEEP + 1] = S.bb[KEYS + drop:KEYS + ply + 1].copy()
+        kept = S.st[UNDO + drop * N_UNDO:UNDO + ply * N_UNDO].copy()
+        S.st[UNDO:UNDO + HISTORY_KEEP * N_UNDO] = kept
         S.st[ST_PLY] = HISTORY_KEEP
 
     # -- queries ------------------------------------------------------------------
@@ -198,7 +204,7 @@ class Position:
     def is_capture(self, text: str) -> bool:
         m = self.parse_uci(text)
         to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
-        return bool(m & FLAG_EP) or int(self.S.mailbox[to]) != EMPTY
+        return bool(m & FLAG_EP) or int(self.S.st[MAILBOX + to]) != EMPTY
 
     def is_castling(self, text: str) -> bool:
         return bool(self.parse_uci(text) & FLAG_CASTLE)

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from wasp.bitboards import T_PAWN
 from wasp.position import State, compute_key, in_check, new_state
 from wasp.types import (
     B_KING,
@@ -15,6 +16,8 @@ from wasp.types import (
     EMPTY,
     FLAG_EP,
     GEN_NOISY,
+    KEYS,
+    MAILBOX,
     MAX_MOVES,
     NO_SQUARE,
     OCC_ALL,
@@ -155,7 +158,7 @@ def parse_fen(fen, T):
         fullmove = max(fullmove, 1)
 
     S = new_state()
-    S.mailbox[:] = mailbox
+    S.st[MAILBOX:MAILBOX + 64] = mailbox
     for sq in range(64):
         p = int(mailbox[sq])
         if p != EMPTY:
@@ -170,7 +173,7 @@ def parse_fen(fen, T):
     S.st[ST_PLY] = 0
     # Keep the en-passant square only where a pawn could take (Polyglot hashes it then).
     if ep_square != NO_SQUARE:
-        takers = T.pawn_attacks[1 - us, ep_square] & S.bb[6 * us + W_PAWN]
+        takers = T[T_PAWN + 64 * (1 - us) + ep_square] & S.bb[6 * us + W_PAWN]
         if takers:
             S.st[ST_EP] = ep_square
 
@@ -179,7 +182,7 @@ def parse_fen(fen, T):
     if in_check(T, S):
         raise _bad(fen, "the side not to move is in check")
     S.st[ST_SIDE] = us
-    S.keys[0] = compute_key(T, S)
+    S.bb[KEYS] = compute_key(T, S)
     return S
 
 
@@ -188,7 +191,7 @@ def board_fen(S):
     for rank in range(7, -1, -1):
         row, empty = "", 0
         for file in range(8):
-            p = int(S.mailbox[rank * 8 + file])
+            p = int(S.st[MAILBOX + rank * 8 + file])
             if p == EMPTY:
                 empty += 1
             else:

@@ -5,17 +5,21 @@ for quiescence), quiet moves (the rest), and a count-only pass that sums
 popcounts instead of writing moves. In check it yields exactly the evasions.
 """
 
-import numpy as np
 from numba import njit
 
 from wasp.bitboards import (
     FILE_A,
     FILE_H,
     ONE,
+    RANK_1,
     RANK_3,
     RANK_6,
     RANK_8,
-    RANK_1,
+    T_BETWEEN,
+    T_KING,
+    T_KNIGHT,
+    T_LINE,
+    T_PAWN,
     U64,
     ZERO,
     bishop_attacks,
@@ -55,7 +59,7 @@ from wasp.types import (
 ALL_BITS = U64(0xFFFFFFFFFFFFFFFF)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _emit(moves, n, frm, targets, store):
     """Append a move from `frm` to every square of `targets` (or just count them)."""
     if not store:
@@ -68,7 +72,7 @@ def _emit(moves, n, frm, targets, store):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _emit_pawns(moves, n, targets, delta, flags, store):
     """Append pawn moves to `targets`, each from `to - delta`."""
     if not store:
@@ -81,7 +85,7 @@ def _emit_pawns(moves, n, targets, delta, flags, store):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _emit_promotions(moves, n, targets, delta, store):
     """Four moves per target (queen first), each from `to - delta`."""
     if not store:
@@ -96,7 +100,7 @@ def _emit_promotions(moves, n, targets, delta, store):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _shift(b, delta):
     """Shift a bitboard by a signed square delta (pawn pushes and captures)."""
     if delta > 0:
@@ -105,7 +109,7 @@ def _shift(b, delta):
 
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _pawn_moves(moves, n, src, allow, empty, enemy, up, left, right, promo_rank, double_rank,
                 mode, store):
     """Pushes, captures and promotions of the pawns in `src`, to squares in `allow`."""
@@ -126,7 +130,7 @@ def _pawn_moves(moves, n, src, allow, empty, enemy, up, left, right, promo_rank,
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pinned_pieces(T, S, us):
     """Our pieces that stand alone between our king and an enemy slider."""
     bb = S.bb
@@ -141,13 +145,13 @@ def pinned_pieces(T, S, us):
     while snipers:
         s = lsb(snipers)
         snipers &= snipers - ONE
-        between = T.between[ksq, s] & occ
+        between = T[T_BETWEEN + ksq * 64 + s] & occ
         if between and (between & (between - ONE)) == ZERO:
             pinned |= between & bb[OCC_WHITE + us]
     return pinned
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def generate(T, S, moves, mode, store):
     """Write the legal moves of `mode` (GEN_ALL/NOISY/QUIET) into `moves`; return the count.
 
@@ -173,7 +177,7 @@ def generate(T, S, moves, mode, store):
 
     # King moves: squares not attacked once the king has left its square.
     occ_without_king = occ ^ (ONE << U64(ksq))
-    targets = T.king[ksq] & piece_targets
+    targets = T[T_KING + ksq] & piece_targets
     safe = ZERO
     while targets:
         to = lsb(targets)
@@ -189,7 +193,7 @@ def generate(T, S, moves, mode, store):
 
     if num_checkers == 1:
         checker = lsb(checking)
-        check_mask = T.between[ksq, checker] | checking
+        check_mask = T[T_BETWEEN + ksq * 64 + checker] | checking
     else:
         check_mask = ALL_BITS
     pinned = pinned_pieces(T, S, us)
@@ -201,7 +205,7 @@ def generate(T, S, moves, mode, store):
     while pieces:
         frm = lsb(pieces)
         pieces &= pieces - ONE
-        n = _emit(moves, n, frm, T.knight[frm] & mask, store)
+        n = _emit(moves, n, frm, T[T_KNIGHT + frm] & mask, store)
 
     # Sliders; a pinned slider moves only along the line through its king.
     queens = bb[o + QUEEN]
@@ -211,7 +215,7 @@ def generate(T, S, moves, mode, store):
         pieces &= pieces - ONE
         t = bishop_attacks(T, frm, occ) & mask
         if pinned & (ONE << U64(frm)):
-            t &= T.line[ksq, frm]
+            t &= T[T_LINE + ksq * 64 + frm]
         n = _emit(moves, n, frm, t, store)
     pieces = bb[o + ROOK] | queens
     while pieces:
@@ -219,7 +223,7 @@ def generate(T, S, moves, mode, store):
         pieces &= pieces - ONE
         t = rook_attacks(T, frm, occ) & mask
         if pinned & (ONE << U64(frm)):
-            t &= T.line[ksq, frm]
+            t &= T[T_LINE + ksq * 64 + frm]
         n = _emit(moves, n, frm, t, store)
 
     # Pawns, set-wise for unpinned ones; pinned pawns one at a time along their line.
@@ -238,14 +242,15 @@ def generate(T, S, moves, mode, store):
     while pinned_pawns:
         frm = lsb(pinned_pawns)
         pinned_pawns &= pinned_pawns - ONE
-        n = _pawn_moves(moves, n, ONE << U64(frm), check_mask & T.line[ksq, frm], ~occ, enemy,
+        allow = check_mask & T[T_LINE + ksq * 64 + frm]
+        n = _pawn_moves(moves, n, ONE << U64(frm), allow, ~occ, enemy,
                         up, left, right, promo_rank, double_rank, mode, store)
 
     # En passant: test the king's safety with both pawns gone (catches the rank pin).
     ep = st[ST_EP]
     if ep != NO_SQUARE and mode != GEN_QUIET:
         cap_sq = ep - up
-        movers = T.pawn_attacks[them, ep] & pawns
+        movers = T[T_PAWN + 64 * them + ep] & pawns
         while movers:
             frm = lsb(movers)
             movers &= movers - ONE
@@ -280,8 +285,7 @@ def generate(T, S, moves, mode, store):
     return n
 
 
-@njit(cache=True, nogil=True)
-def count_legal(T, S):
-    """Number of legal moves, without writing them."""
-    dummy = np.empty(0, dtype=np.int32)
-    return generate(T, S, dummy, GEN_ALL, False)
+@njit(cache=True, nogil=True, _nrt=False)
+def count_legal(T, S, scratch):
+    """Number of legal moves, without writing them (`scratch`: any int32 array)."""
+    return generate(T, S, scratch, GEN_ALL, False)

@@ -8,7 +8,7 @@ from wasp.position import make_move, unmake_move
 from wasp.types import GEN_ALL, MAX_MOVES, MAX_PLY
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _perft(T, S, depth, buf, ply):
     if depth <= 1:
         if depth <= 0:
@@ -24,7 +24,7 @@ def _perft(T, S, depth, buf, ply):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def perft_kernel(T, S, depth, buf):
     # A typed zero: a literal 0 would compile a second overload of the recursive
     # kernel, which numba's cache cannot link on reload (numba issue #6713).

@@ -1,10 +1,12 @@
 """The position as numba-friendly arrays, and the kernels that change and query it.
 
-A position is a `State` of five arrays: 16 bitboards (12 piece boards and the
-white, black and total occupancy), a 64-square mailbox, an int64 state vector
-(`wasp.types.ST_*`), the Zobrist key of every position in the history (for
-repetition checks) and an undo stack. The key is Polyglot's, so it equals
-`chess.polyglot.zobrist_hash(board)` and Polyglot books can be probed directly.
+A position is a `State` of two arrays (layout in `wasp.types`): `bb` holds the 16
+bitboards (12 piece boards, white, black and all occupancy) and then the Zobrist
+key of every position in the history (for repetition checks); `st` holds the
+scalar state, the 64-square mailbox and the undo stack. Two arrays, not many:
+numba reference-counts every array argument at every call. The key is
+Polyglot's, so it equals `chess.polyglot.zobrist_hash(board)` and Polyglot books
+can be probed directly.
 """
 
 from collections import namedtuple
@@ -13,7 +15,15 @@ import numpy as np
 from numba import njit
 
 from wasp.bitboards import (
+    LIGHT_SQUARES,
     ONE,
+    T_KING,
+    T_KNIGHT,
+    T_PAWN,
+    T_ZOBRIST_CASTLE,
+    T_ZOBRIST_EP,
+    T_ZOBRIST_PIECE,
+    T_ZOBRIST_WHITE,
     U64,
     ZERO,
     bishop_attacks,
@@ -38,19 +48,18 @@ from wasp.types import (
     FLAG_CASTLE,
     FLAG_DOUBLE_PUSH,
     FLAG_EP,
+    KEYS,
     KING,
     KNIGHT,
+    MAILBOX,
     MAX_HISTORY,
     MOVE_FROM_MASK,
     MOVE_PROMO_MASK,
     MOVE_PROMO_SHIFT,
     MOVE_TO_SHIFT,
-    N_BITBOARDS,
-    N_STATE,
     N_UNDO,
     NO_SQUARE,
     OCC_ALL,
-    OCC_BLACK,
     OCC_WHITE,
     PAWN,
     QUEEN,
@@ -61,6 +70,7 @@ from wasp.types import (
     ST_HALFMOVE,
     ST_PLY,
     ST_SIDE,
+    UNDO,
     UNDO_CAPTURED,
     UNDO_CASTLE,
     UNDO_EP,
@@ -75,7 +85,7 @@ from wasp.types import (
     WHITE,
 )
 
-State = namedtuple("State", ["bb", "mailbox", "st", "keys", "undo"])
+State = namedtuple("State", ["bb", "st"])
 
 # Castling rights that survive a move touching each square (from or to).
 CASTLE_KEEP = np.full(64, 15, dtype=np.int64)
@@ -89,80 +99,83 @@ CASTLE_KEEP[63] = 15 & ~CASTLE_BK  # h8
 
 def new_state():
     """Empty arrays for one position (no pieces, white to move)."""
-    bb = np.zeros(N_BITBOARDS, dtype=np.uint64)
-    mailbox = np.full(64, EMPTY, dtype=np.int8)
-    st = np.zeros(N_STATE, dtype=np.int64)
+    bb = np.zeros(KEYS + MAX_HISTORY + 1, dtype=np.uint64)
+    st = np.zeros(UNDO + MAX_HISTORY * N_UNDO, dtype=np.int64)
+    st[MAILBOX:MAILBOX + 64] = EMPTY
     st[ST_EP] = NO_SQUARE
     st[ST_FULLMOVE] = 1
-    keys = np.zeros(MAX_HISTORY + 1, dtype=np.uint64)
-    undo = np.zeros((MAX_HISTORY, N_UNDO), dtype=np.int64)
-    return State(bb, mailbox, st, keys, undo)
+    return State(bb, st)
 
 
 def copy_state(S):
-    return State(*(a.copy() for a in S))
+    return State(S.bb.copy(), S.st.copy())
+
+
+def mailbox(S):
+    """The 64-square mailbox (a view)."""
+    return S.st[MAILBOX:MAILBOX + 64]
+
+
+def history_keys(S):
+    """Keys of the positions from the start of the history to now (a view)."""
+    return S.bb[KEYS:KEYS + S.st[ST_PLY] + 1]
 
 
 # ---------------------------------------------------------------------------
 # Move fields
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def move_from(m):
     return m & MOVE_FROM_MASK
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def move_to(m):
     return (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def move_promo(m):
     """Promotion piece type (KNIGHT..QUEEN), 0 when not a promotion."""
     return (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
-
-
-@njit(cache=True, nogil=True, inline="always")
-def make_move_code(frm, to, promo, flags):
-    return frm | (to << MOVE_TO_SHIFT) | (promo << MOVE_PROMO_SHIFT) | flags
 
 
 # ---------------------------------------------------------------------------
 # Queries
 
 
-@njit(cache=True, nogil=True, inline="always")
-def side_occ(color):
-    return OCC_WHITE + color
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def piece_on(S, sq):
+    return S.st[MAILBOX + sq]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def attackers_to(T, S, sq, occ):
     """Pieces of both colours that attack `sq`, sliders seen through `occ`."""
     bb = S.bb
     rooks = bb[W_ROOK] | bb[B_ROOK] | bb[W_QUEEN] | bb[B_QUEEN]
     bishops = bb[W_BISHOP] | bb[B_BISHOP] | bb[W_QUEEN] | bb[B_QUEEN]
     return (
-        (T.pawn_attacks[BLACK, sq] & bb[W_PAWN])
-        | (T.pawn_attacks[WHITE, sq] & bb[B_PAWN])
-        | (T.knight[sq] & (bb[W_KNIGHT] | bb[B_KNIGHT]))
-        | (T.king[sq] & (bb[W_KING] | bb[B_KING]))
+        (T[T_PAWN + 64 + sq] & bb[W_PAWN])
+        | (T[T_PAWN + sq] & bb[B_PAWN])
+        | (T[T_KNIGHT + sq] & (bb[W_KNIGHT] | bb[B_KNIGHT]))
+        | (T[T_KING + sq] & (bb[W_KING] | bb[B_KING]))
         | (rook_attacks(T, sq, occ) & rooks)
         | (bishop_attacks(T, sq, occ) & bishops)
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def is_attacked(T, S, sq, by, occ):
     """True when colour `by` attacks `sq` (sliders seen through `occ`)."""
     bb = S.bb
     o = 6 * by
-    if T.pawn_attacks[1 - by, sq] & bb[o + PAWN]:
+    if T[T_PAWN + 64 * (1 - by) + sq] & bb[o + PAWN]:
         return True
-    if T.knight[sq] & bb[o + KNIGHT]:
+    if T[T_KNIGHT + sq] & bb[o + KNIGHT]:
         return True
-    if T.king[sq] & bb[o + KING]:
+    if T[T_KING + sq] & bb[o + KING]:
         return True
     queens = bb[o + QUEEN]
     if rook_attacks(T, sq, occ) & (bb[o + ROOK] | queens):
@@ -172,64 +185,64 @@ def is_attacked(T, S, sq, by, occ):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def king_square(S, color):
     return lsb(S.bb[6 * color + KING])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def checkers(T, S):
     """Enemy pieces giving check to the side to move."""
     us = S.st[ST_SIDE]
     ksq = king_square(S, us)
-    return attackers_to(T, S, ksq, S.bb[OCC_ALL]) & S.bb[side_occ(1 - us)]
+    return attackers_to(T, S, ksq, S.bb[OCC_ALL]) & S.bb[OCC_WHITE + 1 - us]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def in_check(T, S):
     us = S.st[ST_SIDE]
     return is_attacked(T, S, king_square(S, us), 1 - us, S.bb[OCC_ALL])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def current_key(S):
-    return S.keys[S.st[ST_PLY]]
+    return S.bb[KEYS + S.st[ST_PLY]]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def ep_capturable(T, S, ep, us):
     """True when a pawn of `us` stands beside `ep`'s pawn (Polyglot's rule for hashing)."""
-    return (T.pawn_attacks[1 - us, ep] & S.bb[6 * us + PAWN]) != ZERO
+    return (T[T_PAWN + 64 * (1 - us) + ep] & S.bb[6 * us + PAWN]) != ZERO
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def compute_key(T, S):
     """The Polyglot key from scratch (incremental updates are checked against it)."""
     k = ZERO
     for sq in range(64):
-        p = S.mailbox[sq]
+        p = S.st[MAILBOX + sq]
         if p != EMPTY:
-            k ^= T.zobrist_piece[p, sq]
-    k ^= T.zobrist_castle[S.st[ST_CASTLE]]
+            k ^= T[T_ZOBRIST_PIECE + p * 64 + sq]
+    k ^= T[T_ZOBRIST_CASTLE + S.st[ST_CASTLE]]
     ep = S.st[ST_EP]
     if ep != NO_SQUARE and ep_capturable(T, S, ep, S.st[ST_SIDE]):
-        k ^= T.zobrist_ep[ep & 7]
+        k ^= T[T_ZOBRIST_EP + (ep & 7)]
     if S.st[ST_SIDE] == WHITE:
-        k ^= T.zobrist_white[0]
+        k ^= T[T_ZOBRIST_WHITE]
     return k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def is_repetition(S, count):
     """True when the current position occurred `count` times before (same side to move)
     since the last irreversible move."""
     ply = S.st[ST_PLY]
-    key = S.keys[ply]
+    key = S.bb[KEYS + ply]
     limit = min(S.st[ST_HALFMOVE], ply)
     seen = 0
     i = 4
     while i <= limit:
-        if S.keys[ply - i] == key:
+        if S.bb[KEYS + ply - i] == key:
             seen += 1
             if seen >= count:
                 return True
@@ -237,7 +250,7 @@ def is_repetition(S, count):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def insufficient_material(S):
     """Neither side can mate: K v K, K+minor v K, and kings with bishops all on one colour."""
     bb = S.bb
@@ -245,12 +258,10 @@ def insufficient_material(S):
         return False
     knights = bb[W_KNIGHT] | bb[B_KNIGHT]
     bishops = bb[W_BISHOP] | bb[B_BISHOP]
-    minors = popcount(knights | bishops)
-    if minors <= 1:
+    if popcount(knights | bishops) <= 1:
         return True
     if knights == ZERO:
-        light = U64(0x55AA55AA55AA55AA)
-        return (bishops & light) == ZERO or (bishops & ~light) == ZERO
+        return (bishops & LIGHT_SQUARES) == ZERO or (bishops & ~LIGHT_SQUARES) == ZERO
     return False
 
 
@@ -258,38 +269,43 @@ def insufficient_material(S):
 # Changing the position
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _color_of(piece):
+    return 1 if piece >= 6 else 0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _put(T, S, piece, sq):
     b = ONE << U64(sq)
     S.bb[piece] |= b
-    S.bb[OCC_WHITE + piece // 6] |= b
+    S.bb[OCC_WHITE + _color_of(piece)] |= b
     S.bb[OCC_ALL] |= b
-    S.mailbox[sq] = piece
-    return T.zobrist_piece[piece, sq]
+    S.st[MAILBOX + sq] = piece
+    return T[T_ZOBRIST_PIECE + piece * 64 + sq]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _remove(T, S, piece, sq):
     b = ONE << U64(sq)
     S.bb[piece] ^= b
-    S.bb[OCC_WHITE + piece // 6] ^= b
+    S.bb[OCC_WHITE + _color_of(piece)] ^= b
     S.bb[OCC_ALL] ^= b
-    S.mailbox[sq] = EMPTY
-    return T.zobrist_piece[piece, sq]
+    S.st[MAILBOX + sq] = EMPTY
+    return T[T_ZOBRIST_PIECE + piece * 64 + sq]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _move_piece(T, S, piece, frm, to):
     b = (ONE << U64(frm)) | (ONE << U64(to))
     S.bb[piece] ^= b
-    S.bb[OCC_WHITE + piece // 6] ^= b
+    S.bb[OCC_WHITE + _color_of(piece)] ^= b
     S.bb[OCC_ALL] ^= b
-    S.mailbox[frm] = EMPTY
-    S.mailbox[to] = piece
-    return T.zobrist_piece[piece, frm] ^ T.zobrist_piece[piece, to]
+    S.st[MAILBOX + frm] = EMPTY
+    S.st[MAILBOX + to] = piece
+    return T[T_ZOBRIST_PIECE + piece * 64 + frm] ^ T[T_ZOBRIST_PIECE + piece * 64 + to]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def make_move(T, S, m):
     """Play legal move `m`, pushing what unmake_move needs; the key is updated incrementally."""
     st = S.st
@@ -298,19 +314,19 @@ def make_move(T, S, m):
     to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
     us = st[ST_SIDE]
     them = 1 - us
-    piece = np.int64(S.mailbox[frm])
-    captured = np.int64(S.mailbox[to])
-    key = S.keys[ply]
+    piece = st[MAILBOX + frm]
+    captured = st[MAILBOX + to]
+    key = S.bb[KEYS + ply]
 
-    undo = S.undo[ply]
-    undo[UNDO_MOVE] = m
-    undo[UNDO_CAPTURED] = captured
-    undo[UNDO_CASTLE] = st[ST_CASTLE]
-    undo[UNDO_EP] = st[ST_EP]
-    undo[UNDO_HALFMOVE] = st[ST_HALFMOVE]
+    u = UNDO + ply * N_UNDO
+    st[u + UNDO_MOVE] = m
+    st[u + UNDO_CAPTURED] = captured
+    st[u + UNDO_CASTLE] = st[ST_CASTLE]
+    st[u + UNDO_EP] = st[ST_EP]
+    st[u + UNDO_HALFMOVE] = st[ST_HALFMOVE]
 
     if st[ST_EP] != NO_SQUARE:
-        key ^= T.zobrist_ep[st[ST_EP] & 7]
+        key ^= T[T_ZOBRIST_EP + (st[ST_EP] & 7)]
         st[ST_EP] = NO_SQUARE
     st[ST_HALFMOVE] += 1
 
@@ -322,13 +338,12 @@ def make_move(T, S, m):
     if piece == 6 * us + PAWN:
         st[ST_HALFMOVE] = 0
         if m & FLAG_EP:
-            cap_sq = to - 8 if us == WHITE else to + 8
-            key ^= _remove(T, S, 6 * them + PAWN, cap_sq)
+            key ^= _remove(T, S, 6 * them + PAWN, to - 8 if us == WHITE else to + 8)
         elif m & FLAG_DOUBLE_PUSH:
             ep = (frm + to) >> 1
             if ep_capturable(T, S, ep, them):
                 st[ST_EP] = ep
-                key ^= T.zobrist_ep[ep & 7]
+                key ^= T[T_ZOBRIST_EP + (ep & 7)]
         else:
             promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
             if promo:
@@ -344,37 +359,36 @@ def make_move(T, S, m):
     castle = st[ST_CASTLE]
     new_castle = castle & CASTLE_KEEP[frm] & CASTLE_KEEP[to]
     if new_castle != castle:
-        key ^= T.zobrist_castle[castle] ^ T.zobrist_castle[new_castle]
+        key ^= T[T_ZOBRIST_CASTLE + castle] ^ T[T_ZOBRIST_CASTLE + new_castle]
         st[ST_CASTLE] = new_castle
 
     if us == BLACK:
         st[ST_FULLMOVE] += 1
     st[ST_SIDE] = them
-    key ^= T.zobrist_white[0]
+    key ^= T[T_ZOBRIST_WHITE]
     st[ST_PLY] = ply + 1
-    S.keys[ply + 1] = key
+    S.bb[KEYS + ply + 1] = key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def unmake_move(T, S):
     """Take back the last move made by make_move."""
     st = S.st
     ply = st[ST_PLY] - 1
-    undo = S.undo[ply]
-    m = undo[UNDO_MOVE]
+    u = UNDO + ply * N_UNDO
+    m = st[u + UNDO_MOVE]
     frm = m & MOVE_FROM_MASK
     to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
     them = st[ST_SIDE]
     us = 1 - them
-    piece = np.int64(S.mailbox[to])
+    piece = st[MAILBOX + to]
 
-    promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
-    if promo:
+    if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK:
         _remove(T, S, piece, to)
         piece = 6 * us + PAWN
         _put(T, S, piece, to)
     _move_piece(T, S, piece, to, frm)
-    captured = undo[UNDO_CAPTURED]
+    captured = st[u + UNDO_CAPTURED]
     if captured != EMPTY:
         _put(T, S, captured, to)
     if m & FLAG_EP:
@@ -386,92 +400,91 @@ def unmake_move(T, S):
         else:
             _move_piece(T, S, rook, to + 1, to - 2)
 
-    st[ST_CASTLE] = undo[UNDO_CASTLE]
-    st[ST_EP] = undo[UNDO_EP]
-    st[ST_HALFMOVE] = undo[UNDO_HALFMOVE]
+    st[ST_CASTLE] = st[u + UNDO_CASTLE]
+    st[ST_EP] = st[u + UNDO_EP]
+    st[ST_HALFMOVE] = st[u + UNDO_HALFMOVE]
     if us == BLACK:
         st[ST_FULLMOVE] -= 1
     st[ST_SIDE] = us
     st[ST_PLY] = ply
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def make_null(T, S):
     """Pass the move (null-move pruning); undone by unmake_null."""
     st = S.st
     ply = st[ST_PLY]
-    key = S.keys[ply]
-    undo = S.undo[ply]
-    undo[UNDO_MOVE] = 0
-    undo[UNDO_CAPTURED] = EMPTY
-    undo[UNDO_CASTLE] = st[ST_CASTLE]
-    undo[UNDO_EP] = st[ST_EP]
-    undo[UNDO_HALFMOVE] = st[ST_HALFMOVE]
+    key = S.bb[KEYS + ply]
+    u = UNDO + ply * N_UNDO
+    st[u + UNDO_MOVE] = 0
+    st[u + UNDO_CAPTURED] = EMPTY
+    st[u + UNDO_CASTLE] = st[ST_CASTLE]
+    st[u + UNDO_EP] = st[ST_EP]
+    st[u + UNDO_HALFMOVE] = st[ST_HALFMOVE]
     if st[ST_EP] != NO_SQUARE:
-        key ^= T.zobrist_ep[st[ST_EP] & 7]
+        key ^= T[T_ZOBRIST_EP + (st[ST_EP] & 7)]
         st[ST_EP] = NO_SQUARE
     st[ST_HALFMOVE] += 1
     st[ST_SIDE] = 1 - st[ST_SIDE]
-    key ^= T.zobrist_white[0]
+    key ^= T[T_ZOBRIST_WHITE]
     st[ST_PLY] = ply + 1
-    S.keys[ply + 1] = key
+    S.bb[KEYS + ply + 1] = key
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def unmake_null(T, S):
     st = S.st
     ply = st[ST_PLY] - 1
-    undo = S.undo[ply]
-    st[ST_EP] = undo[UNDO_EP]
-    st[ST_HALFMOVE] = undo[UNDO_HALFMOVE]
+    u = UNDO + ply * N_UNDO
+    st[ST_EP] = st[u + UNDO_EP]
+    st[ST_HALFMOVE] = st[u + UNDO_HALFMOVE]
     st[ST_SIDE] = 1 - st[ST_SIDE]
     st[ST_PLY] = ply
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def gives_check(T, S, m):
     """True when move `m` (legal, not yet made) checks the opponent."""
     us = S.st[ST_SIDE]
     them = 1 - us
     ksq = lsb(S.bb[6 * them + KING])
+    king_bit = ONE << U64(ksq)
     frm = m & MOVE_FROM_MASK
     to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
-    piece = np.int64(S.mailbox[frm])
     promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
-    ptype = promo if promo else piece - 6 * us
+    ptype = promo if promo else S.st[MAILBOX + frm] - 6 * us
     occ = (S.bb[OCC_ALL] ^ (ONE << U64(frm))) | (ONE << U64(to))
     if m & FLAG_EP:
         occ ^= ONE << U64(to - 8 if us == WHITE else to + 8)
     # Direct check by the moved (or promoted) piece.
     if ptype == PAWN:
-        if T.pawn_attacks[us, to] & (ONE << U64(ksq)):
+        if T[T_PAWN + 64 * us + to] & king_bit:
             return True
     elif ptype == KNIGHT:
-        if T.knight[to] & (ONE << U64(ksq)):
+        if T[T_KNIGHT + to] & king_bit:
             return True
     elif ptype == BISHOP:
-        if bishop_attacks(T, to, occ) & (ONE << U64(ksq)):
+        if bishop_attacks(T, to, occ) & king_bit:
             return True
     elif ptype == ROOK:
-        if rook_attacks(T, to, occ) & (ONE << U64(ksq)):
+        if rook_attacks(T, to, occ) & king_bit:
             return True
     elif ptype == QUEEN:
-        if (rook_attacks(T, to, occ) | bishop_attacks(T, to, occ)) & (ONE << U64(ksq)):
+        if (rook_attacks(T, to, occ) | bishop_attacks(T, to, occ)) & king_bit:
             return True
-    # Discovered check by our sliders (and the castling rook's check).
+    # Discovered checks by our sliders, and the castling rook's check.
     o = 6 * us
     queens = S.bb[o + QUEEN]
     rooks = S.bb[o + ROOK] | queens
     bishops = S.bb[o + BISHOP] | queens
-    from_to = ~(ONE << U64(to))
     if m & FLAG_CASTLE:
         rook_to = to - 1 if to > frm else to + 1
         rook_from = to + 1 if to > frm else to - 2
-        rooks = (rooks & ~(ONE << U64(rook_from))) | (ONE << U64(rook_to))
+        rooks = (rooks ^ (ONE << U64(rook_from))) | (ONE << U64(rook_to))
         occ = (occ ^ (ONE << U64(rook_from))) | (ONE << U64(rook_to))
-    if rook_attacks(T, ksq, occ) & rooks & from_to:
+    not_moved = ~((ONE << U64(frm)) | (ONE << U64(to)))
+    if rook_attacks(T, ksq, occ) & rooks & not_moved:
         return True
-    if bishop_attacks(T, ksq, occ) & bishops & from_to:
+    if bishop_attacks(T, ksq, occ) & bishops & not_moved:
         return True
     return False
-

@@ -24,7 +24,9 @@ NO_SQUARE = 64
 # Castling right bits.
 CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ = 1, 2, 4, 8
 
-# Slots of the int64 state array.
+# A position is two arrays (see wasp.position.State):
+#   bb: uint64, the 16 bitboards, then the Zobrist key of every position of the history;
+#   st: int64, the ST_* scalars, the mailbox, then the undo stack (N_UNDO per move made).
 ST_SIDE = 0  # side to move
 ST_CASTLE = 1  # castling right bits
 ST_EP = 2  # en-passant square, NO_SQUARE when no pawn can capture there
@@ -32,10 +34,13 @@ ST_HALFMOVE = 3  # plies since the last capture or pawn move
 ST_FULLMOVE = 4  # FEN fullmove number
 ST_PLY = 5  # moves made since the history began: index into keys and undo
 N_STATE = 8
+MAILBOX = N_STATE  # st[MAILBOX + sq]: the piece on sq, or EMPTY
+KEYS = N_BITBOARDS  # bb[KEYS + ply]: key of the position after `ply` moves
 
-# Columns of the undo stack (one row per move made).
+# Columns of an undo record (one per move made), at st[UNDO + ply * N_UNDO + column].
 UNDO_MOVE, UNDO_CAPTURED, UNDO_CASTLE, UNDO_EP, UNDO_HALFMOVE = range(5)
 N_UNDO = 5
+UNDO = MAILBOX + 64
 
 # History length: a game plus a search path. Python code compacts the history
 # when a game grows past HISTORY_KEEP plies (positions before the last capture
