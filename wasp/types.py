@@ -76,3 +76,11 @@ def parse_square(name: str) -> int:
     if len(name) != 2 or name[0] not in FILE_NAMES or name[1] not in RANK_NAMES:
         raise ValueError(f"not a square: {name!r}")
     return FILE_NAMES.index(name[0]) + 8 * RANK_NAMES.index(name[1])
+
+# The evaluation's `info` array: what the search needs besides the score
+# (filled by every evaluate(T, S, W, E, info) kernel).
+INFO_HUNG = 0  # material of the side to move that is hung (en prise), centipawns
+INFO_PAWN_ENDING = 1  # 1 when the side to move has only king and pawns
+INFO_MATE_THREAT = 2  # 1 when the opponent threatens mate
+INFO_PROMO_THREAT = 3  # 1 when the opponent threatens to promote
+N_INFO = 8

@@ -1,0 +1,91 @@
+"""`wasp`: the engine's one command-line entry point.
+
+With no arguments it is a UCI engine (xboard too, when the GUI says `xboard`).
+Heavy modules (numba kernels) are imported only by the subcommand that needs them,
+so `wasp --help` and the UCI handshake start fast.
+"""
+
+import argparse
+import sys
+
+EXAMPLES = """examples:
+  wasp                                   run as a UCI engine (for GUIs and match runners)
+  wasp perft --depth 6                   count leaf nodes from the start position
+  wasp perft --fen "FEN" --depth 3 --divide --walk
+  wasp perft --epd tests/data/perftsuite.epd --max-nodes 1000000
+  wasp bench 10                          fixed-depth search of the bench positions
+  wasp epd suites/wac.epd --time 1000    solve a test suite
+  wasp eval "FEN"                        evaluation trace, term by term
+  wasp warmup                            compile and cache every kernel
+"""
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="wasp",
+        description="Wasp-Py chess engine (after John Stanback's Wasp 1.02).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command")
+
+    sub.add_parser("uci", help="run the UCI protocol on stdin/stdout (the default)")
+
+    pf = sub.add_parser("perft", help="count leaf nodes of the legal move tree")
+    pf.add_argument("--fen", help="start position (default: the initial position)")
+    pf.add_argument("--depth", type=int, help="plies to count")
+    pf.add_argument("--divide", action="store_true", help="print the count under each move")
+    pf.add_argument("--walk", action="store_true",
+                    help="after the counts, enter moves to descend the tree, q to leave")
+    pf.add_argument("--epd", help="check a perft suite (FEN ;D1 n ;D2 n ...)")
+    pf.add_argument("--max-nodes", type=int, default=10**9,
+                    help="with --epd: skip depths whose count exceeds this (default 1e9)")
+
+    pb = sub.add_parser("bench", help="search the bench positions to a fixed depth")
+    pb.add_argument("depth", nargs="?", type=int, default=None)
+
+    pe = sub.add_parser("epd", help="run a test suite with bm/am operations")
+    pe.add_argument("file")
+    g = pe.add_mutually_exclusive_group()
+    g.add_argument("--time", type=int, help="milliseconds per position")
+    g.add_argument("--depth", type=int, help="fixed depth per position")
+
+    pv = sub.add_parser("eval", help="print the evaluation trace of a position")
+    pv.add_argument("fen", nargs="?", default=None)
+
+    sub.add_parser("warmup", help="compile every kernel into the numba cache")
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser().parse_args(argv)
+    if args.command in (None, "uci"):
+        from wasp.uci import main as uci_main
+
+        return uci_main()
+    if args.command == "perft":
+        from wasp.perft_cli import run
+
+        return run(args)
+    if args.command == "bench":
+        from wasp.benchmark import bench
+
+        return bench(args.depth)
+    if args.command == "epd":
+        from wasp.epd import run_suite
+
+        return run_suite(args.file, time_ms=args.time, depth=args.depth)
+    if args.command == "eval":
+        from wasp.trace import print_trace
+
+        return print_trace(args.fen)
+    if args.command == "warmup":
+        from wasp.warmup import warmup
+
+        return warmup(verbose=True)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
