@@ -1,0 +1,137 @@
+"""`wasp perft`: counts, divide, OmegaZero's tree walk, and suite checking."""
+
+import sys
+import time
+
+from wasp.board import IllegalMoveError, Position
+from wasp.fen import STARTING_FEN
+from wasp.perft import divide, perft
+
+
+def _count(position, depth, show_divide):
+    start = time.perf_counter()
+    if show_divide:
+        rows = divide(position, depth)
+        for move, n in rows:
+            print(f"{move}: {n}")
+        total = sum(n for _, n in rows)
+        print(f"\nMoves: {len(rows)}")
+    else:
+        total = perft(position, depth)
+    seconds = max(time.perf_counter() - start, 1e-9)
+    print(f"Nodes searched: {total}")
+    print(f"Nodes/second: {int(total / seconds)}")
+    return total
+
+
+def _walk(position, depth, show_divide, read=input):
+    """Descend the tree move by move (UCI or SAN), `q` to leave."""
+    path = []
+    while True:
+        try:
+            text = read(f"[{' '.join(path) or 'root'}] move, 'up' or 'q': ").strip()
+        except EOFError:
+            return
+        if text in ("q", "quit"):
+            return
+        if text == "up":
+            if path:
+                position.pop()
+                path.pop()
+                depth += 1
+            else:
+                print("already at the root")
+        elif depth <= 1:
+            print("depth 1 reached: no deeper counts ('up' or 'q')")
+            continue
+        else:
+            try:
+                code = _parse_move(position, text)
+            except IllegalMoveError as e:
+                print(f"error: {e}")
+                continue
+            position.push(code)
+            path.append(text)
+            depth -= 1
+        print(position.fen())
+        _count(position, depth, show_divide)
+
+
+def _parse_move(position, text):
+    try:
+        return position.parse_uci(text)
+    except IllegalMoveError:
+        pass
+    import chess
+
+    board = chess.Board(position.fen())
+    try:
+        return position.parse_uci(board.parse_san(text).uci())
+    except ValueError:
+        raise IllegalMoveError(f"{text!r} is neither a legal UCI nor SAN move here") from None
+
+
+def parse_perft_line(line):
+    """(fen, [(depth, count), ...]) from a suite line `FEN ;D1 n ;D2 n ...`.
+
+    Splits on ';' so that both `;D2 191` and `;D2 191; D3 ...` spellings parse.
+    """
+    parts = [p.strip() for p in line.split(";")]
+    fen = parts[0]
+    expected = []
+    for part in parts[1:]:
+        if not part:
+            continue
+        fields = part.split()
+        if len(fields) != 2 or not fields[0].upper().startswith("D"):
+            raise ValueError(f"bad depth entry {part!r}")
+        expected.append((int(fields[0][1:]), int(fields[1])))
+    return fen, expected
+
+
+def check_suite(path, max_nodes=10**9, out=None):
+    """Check every listed depth with count <= max_nodes; returns (passed, total)."""
+    out = out or sys.stdout
+    passed = total = 0
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                fen, expected = parse_perft_line(line)
+                position = Position(fen)
+            except ValueError as e:
+                total += 1
+                print(f"{path}:{lineno}: {e}", file=out)
+                continue
+            for depth, count in expected:
+                if count > max_nodes:
+                    continue
+                total += 1
+                got = perft(position, depth)
+                if got == count:
+                    passed += 1
+                else:
+                    print(f"{path}:{lineno}: FAIL {fen} depth {depth}: expected {count}, "
+                          f"got {got}", file=out)
+    print(f"passed {passed}/{total}", file=out)
+    return passed, total
+
+
+def run(args):
+    if args.epd:
+        passed, total = check_suite(args.epd, args.max_nodes)
+        return 0 if passed == total else 1
+    if args.depth is None or args.depth < 1:
+        print("wasp perft: --depth N (N >= 1) is required without --epd", file=sys.stderr)
+        return 2
+    try:
+        position = Position(args.fen or STARTING_FEN)
+    except ValueError as e:
+        print(f"wasp perft: {e}", file=sys.stderr)
+        return 2
+    _count(position, args.depth, args.divide)
+    if args.walk:
+        _walk(position, args.depth, True)
+    return 0
