@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from testing.sprt import (
@@ -125,6 +125,7 @@ def test_elo_degenerate_samples_follow_ieee_like_fastchess():
 @settings(max_examples=50, deadline=None)
 def test_elo_is_antisymmetric_under_colour_swap(counts):
     e, err, los = elo(counts)
+    assume(math.isfinite(err))  # tiny samples: the 95 % interval leaves (0, 1), err is nan
     e2, err2, los2 = elo(counts[::-1])
     assert e2 == pytest.approx(-e, abs=1e-9)
     assert err2 == pytest.approx(err)
