@@ -439,15 +439,14 @@ class UciEngine(Engine):
         if self._pondering is not None:
             if self._pondering == moves:
                 self._pondering = None
-                t0 = time.perf_counter()
                 p.send("ponderhit\n")
+                t0 = time.perf_counter()
                 return self._read_bestmove(t0, limits.timeout)
             self._pondering = None
             p.send("stop\n")
             self._drain_bestmove(time.perf_counter() + max(limits.timeout, STOP_GRACE))
-        cmd = self._position(start_fen, moves) + self._go(limits)
-        t0 = time.perf_counter()
-        p.send(cmd)
+        p.send(self._position(start_fen, moves) + self._go(limits))
+        t0 = time.perf_counter()  # the clock starts once `go` is in the engine's pipe
         return self._read_bestmove(t0, limits.timeout)
 
     def _read_bestmove(self, t0: float, timeout: float) -> SearchResult:
@@ -611,8 +610,8 @@ class XboardEngine(Engine):
         else:
             cmd = "".join(self._move_cmd(m) + "\n" for m in new) + clock + "go\n"
         known.extend(new)
-        t0 = time.perf_counter()
         self.p.send(cmd)
+        t0 = time.perf_counter()
         self._playing = True
         deadline = t0 + limits.timeout
         last_post = None

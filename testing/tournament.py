@@ -305,6 +305,10 @@ class Runner:
         """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
         t_wall = time.monotonic()
         cpu0 = _cpu()
+        # Worker threads wait on pipes; a short GIL switch interval keeps the
+        # time from an engine's answer to the runner reading it well under 1 ms
+        # even while another thread writes a PGN or imports the statistics.
+        sys.setswitchinterval(0.0005)
         _preload_statistics()
         self._prepare()
         self.cpu_setup = _cpu() - cpu0
