@@ -7,6 +7,11 @@ global arrays would be frozen into every compiled function, and a tuple of many
 arrays costs an atomic reference count per array at every call.
 """
 
+import contextlib
+import hashlib
+import os
+import sys
+
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
@@ -365,9 +370,60 @@ def build_tables():
 _TABLES = None
 
 
+@contextlib.contextmanager
+def _without_blas_probe():
+    """Hide scipy while numba loads its first kernel.
+
+    Numba's array-math registry imports scipy.linalg only to see whether BLAS is
+    there (about 0.3 s, a third of the engine's warm start-up); no kernel of ours
+    uses BLAS. Where scipy is loaded already (the tuner), nothing changes.
+    """
+    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        yield
+        return
+    sys.modules["scipy.linalg"] = None
+    try:
+        yield
+    finally:
+        if sys.modules.get("scipy.linalg", 0) is None:
+            del sys.modules["scipy.linalg"]
+
+
+def _tables_file():
+    """Where built tables are kept: beside numba's cache, keyed by the magics."""
+    from wasp.magics import BISHOP_MAGICS, ROOK_MAGICS
+
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if not cache_dir:
+        return None
+    digest = hashlib.sha1(repr((ROOK_MAGICS, BISHOP_MAGICS, T_SLIDERS)).encode()).hexdigest()
+    return os.path.join(cache_dir, f"wasp-tables-{digest[:16]}.npy")
+
+
 def tables():
-    """The process-wide tables, built on first use."""
+    """The process-wide tables: loaded from the cache directory, else built (and saved)."""
     global _TABLES
     if _TABLES is None:
-        _TABLES = build_tables()
+        path = _tables_file()
+        T = None
+        if path and os.path.exists(path):
+            try:
+                T = np.load(path)
+            except (OSError, ValueError):
+                T = None
+        with _without_blas_probe():
+            if T is None:
+                T = build_tables()
+                if path:
+                    try:
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                        tmp = f"{path}.{os.getpid()}.tmp.npy"
+                        np.save(tmp, T)
+                        os.replace(tmp, path)
+                    except OSError:
+                        pass
+            else:
+                _steps(0, KING_STEPS)  # load numba's runtime with the probe hidden
+        T.setflags(write=False)
+        _TABLES = T
     return _TABLES
