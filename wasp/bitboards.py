@@ -393,20 +393,20 @@ def _tables_file():
     """Where built tables are kept: beside numba's cache, keyed by the magics."""
     from wasp.magics import BISHOP_MAGICS, ROOK_MAGICS
 
-    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    if not cache_dir:
-        return None
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "__pycache__")
     digest = hashlib.sha1(repr((ROOK_MAGICS, BISHOP_MAGICS, T_SLIDERS)).encode()).hexdigest()
     return os.path.join(cache_dir, f"wasp-tables-{digest[:16]}.npy")
 
 
 def tables():
     """The process-wide tables: loaded from the cache directory, else built (and saved)."""
+    # The file is only a cache: a missing, unreadable or unwritable one means a rebuild.
     global _TABLES
     if _TABLES is None:
         path = _tables_file()
         T = None
-        if path and os.path.exists(path):
+        if os.path.exists(path):
             try:
                 T = np.load(path)
             except (OSError, ValueError):
@@ -414,14 +414,13 @@ def tables():
         with _without_blas_probe():
             if T is None:
                 T = build_tables()
-                if path:
-                    try:
-                        os.makedirs(os.path.dirname(path), exist_ok=True)
-                        tmp = f"{path}.{os.getpid()}.tmp.npy"
-                        np.save(tmp, T)
-                        os.replace(tmp, path)
-                    except OSError:
-                        pass
+                try:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    tmp = f"{path}.{os.getpid()}.tmp.npy"
+                    np.save(tmp, T)
+                    os.replace(tmp, path)
+                except OSError:
+                    pass
             else:
                 _steps(0, KING_STEPS)  # load numba's runtime with the probe hidden
         T.setflags(write=False)

@@ -17,6 +17,7 @@ from wasp.bitboards import (
     msb,
     popcount,
     rook_attacks,
+    tables,
 )
 
 
@@ -61,3 +62,8 @@ def test_bit_intrinsics_at_the_edges():
         assert count == bin(value).count("1")
         assert low == (value & -value).bit_length() - 1
         assert high == value.bit_length() - 1
+
+
+def test_cached_tables_equal_freshly_built_ones():
+    assert np.array_equal(tables(), build_tables())
+    assert not tables().flags.writeable
