@@ -16,6 +16,8 @@ EXAMPLES = """examples:
   wasp bench 10                          fixed-depth search of the bench positions
   wasp epd suites/wac.epd --time 1000    solve a test suite
   wasp eval "FEN"                        evaluation trace, term by term
+  wasp book build games.pgn --plies 16 -o book.bin
+  wasp book probe book.bin "FEN"         list a position's book moves
   wasp warmup                            compile and cache every kernel
 """
 
@@ -53,8 +55,45 @@ def _parser():
     pv = sub.add_parser("eval", help="print the evaluation trace of a position")
     pv.add_argument("fen", nargs="?", default=None)
 
+    bk = sub.add_parser("book", help="build or probe a Polyglot opening book")
+    bsub = bk.add_subparsers(dest="book_command", required=True)
+    bb = bsub.add_parser("build", help="write a Polyglot book from PGN games")
+    bb.add_argument("pgn", nargs="+", help="PGN files")
+    bb.add_argument("--plies", type=int, default=16, help="plies of each game (default 16)")
+    bb.add_argument("-o", "--output", required=True, help="the .bin file to write")
+    bb.add_argument("--min-count", type=int, default=1,
+                    help="leave out moves played fewer times (default 1)")
+    bp = bsub.add_parser("probe", help="list the book moves of a position")
+    bp.add_argument("book", help="a Polyglot .bin file")
+    bp.add_argument("fen", nargs="?", default=None)
+
     sub.add_parser("warmup", help="compile every kernel into the numba cache")
     return p
+
+
+def _book(args):
+    from wasp.board import Position
+    from wasp.book import Book, build
+    from wasp.fen import STARTING_FEN
+
+    try:
+        if args.book_command == "build":
+            summary = build(args.pgn, args.plies, args.output, min_count=args.min_count)
+            print(f"{args.output}: {summary['entries']} entries for {summary['positions']} "
+                  f"positions from {summary['games']} games "
+                  f"({summary['skipped_games']} unreadable games skipped)")
+            return 0
+        book = Book(args.book)
+        moves = book.moves(Position(args.fen or STARTING_FEN))
+    except (OSError, ValueError) as e:
+        print(f"wasp book: {e}", file=sys.stderr)
+        return 2
+    total = sum(w for _, w in moves) or 1
+    for move, weight in moves:
+        print(f"{move:6} weight {weight:6}  {100 * weight / total:5.1f} %")
+    if not moves:
+        print("no book moves")
+    return 0
 
 
 def main(argv=None):
@@ -80,6 +119,8 @@ def main(argv=None):
         from wasp.trace import print_trace
 
         return print_trace(args.fen)
+    if args.command == "book":
+        return _book(args)
     if args.command == "warmup":
         from wasp.warmup import warmup
 
