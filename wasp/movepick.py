@@ -1,0 +1,214 @@
+"""Move ordering, and the layout of the search-data array `SD` that ordering shares with search.
+
+Order (Wasp 1.02 plus Mizar's countermove): hash move, IID move (stored in the TT, so it comes
+back as the hash move), good captures by MVV-LVA, queen promotions, three killers, the
+countermove, quiets with a good history score, bad captures, the rest.
+"""
+
+from numba import njit
+
+from wasp.see import captured_type, see
+from wasp.types import (
+    MAILBOX,
+    MAX_MOVES,
+    MAX_PLY,
+    MOVE_FROM_MASK,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    N_UNDO,
+    QUEEN,
+    ST_PLY,
+    UNDO,
+    UNDO_MOVE,
+)
+
+# ---------------------------------------------------------------------------
+# SD: one flat int64 array with everything the search keeps besides the TT.
+N_FLAGS = 32
+SD_FLAGS = 0  # [N_FLAGS] technique switches (F_* below), 1 = on
+SD_STOP = 32  # set to 1 by the Python side (timer, `stop`): the search unwinds
+SD_NODES = 33
+SD_NODE_LIMIT = 34  # 0 = none
+SD_SELDEPTH = 35
+SD_TT_HITS = 36
+SD_TT_PROBES = 37
+SD_AGE = 38  # TT generation, one per `go`
+SD_ROOT_N = 39
+SD_CURRMOVE = 40
+SD_CURRMOVENUM = 41
+SD_QNODES = 42
+SD_ROOT_BEST = 43  # best root move of the iteration so far (0 = none)
+SD_ROOT_PLY = 44  # ST_PLY at the root (the history index where the search starts)
+SD_INFO = 48  # [8] the evaluation's info array
+SD_KILLERS = 64  # [MAX_PLY * 3]
+SD_COUNTER = SD_KILLERS + MAX_PLY * 3  # [piece * 64 + to of the previous move]
+SD_HISTORY = SD_COUNTER + 12 * 64  # [piece * 64 + to]
+SD_PVLEN = SD_HISTORY + 12 * 64  # [ply]
+SD_PV = SD_PVLEN + MAX_PLY  # [ply * MAX_PLY + i] triangular PV table
+SD_SCORES = SD_PV + MAX_PLY * MAX_PLY  # [ply * MAX_MOVES + i] ordering scores
+SD_ROOT_MOVES = SD_SCORES + MAX_PLY * MAX_MOVES  # [MAX_MOVES]
+SD_ROOT_NODES = SD_ROOT_MOVES + MAX_MOVES  # [MAX_MOVES] nodes under each root move
+SD_ROOT_SKIP = SD_ROOT_NODES + MAX_MOVES  # [MAX_MOVES] 1 = excluded (MultiPV lines found)
+SD_ROOT_SCORE = SD_ROOT_SKIP + MAX_MOVES  # [MAX_MOVES] last score of each root move
+SD_NO_NULL = SD_ROOT_SCORE + MAX_MOVES  # [ply] 1 = null move off (verification search)
+SD_SIZE = SD_NO_NULL + MAX_PLY
+
+# Technique switches (indices into SD_FLAGS); each maps onto a UCI check option.
+F_ASPIRATION = 0
+F_PVS = 1
+F_TT_CUTOFF = 2
+F_IID = 3
+F_RAZORING = 4
+F_STAND_PAT = 5  # early stand-pat (beta) pruning
+F_NULL_MOVE = 6
+F_NULL_VERIFY = 7
+F_FUTILITY = 8  # late-move / futility pruning
+F_LMR = 9
+F_CHECK_EXT = 10
+F_PAWN7_EXT = 11
+F_FRACTIONAL_EXT = 12
+F_KILLERS = 13
+F_COUNTERMOVE = 14
+F_HISTORY = 15
+F_QS_SEE = 16
+F_DELTA = 17
+F_MATE_DISTANCE = 18
+N_TECHNIQUES = 19
+
+FLAG_NAMES = (
+    "Aspiration", "PVS", "TTCutoff", "IID", "Razoring", "StandPat", "NullMove",
+    "NullVerify", "Futility", "LMR", "CheckExt", "Pawn7Ext", "FractionalExt", "Killers",
+    "Countermove", "History", "QSearchSEE", "DeltaPruning", "MateDistance",
+)
+
+# Ordering score bands.
+S_HASH = 10_000_000
+S_GOOD_CAPTURE = 5_000_000
+S_QUEEN_PROMO = 4_500_000
+S_KILLER = 4_000_000
+S_COUNTER = 3_900_000
+S_GOOD_HISTORY = 2_000_000
+S_BAD_CAPTURE = 1_000_000
+S_UNDERPROMO = -3_000_000
+HISTORY_MAX = 900_000
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def move_piece_to(S, m):
+    """History index (piece * 64 + to) of a move not yet made."""
+    return S.st[MAILBOX + (m & MOVE_FROM_MASK)] * 64 + ((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def counter_index(S):
+    """Countermove slot of the previous move (its piece and destination), -1 if none."""
+    ply = S.st[ST_PLY]
+    if ply == 0:
+        return -1
+    prev = S.st[UNDO + (ply - 1) * N_UNDO + UNDO_MOVE]
+    if prev == 0:
+        return -1
+    to = (prev >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    return S.st[MAILBOX + to] * 64 + to
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def score_moves(T, S, SD, moves, n, ply, hash_move, noisy_only):
+    """Write ordering scores of moves[0:n] into SD[SD_SCORES + ply * MAX_MOVES + i]."""
+    base = SD_SCORES + ply * MAX_MOVES
+    k0 = SD[SD_KILLERS + 3 * ply]
+    k1 = SD[SD_KILLERS + 3 * ply + 1]
+    k2 = SD[SD_KILLERS + 3 * ply + 2]
+    use_killers = SD[SD_FLAGS + F_KILLERS] != 0
+    use_history = SD[SD_FLAGS + F_HISTORY] != 0
+    counter = 0
+    if SD[SD_FLAGS + F_COUNTERMOVE] != 0:
+        ci = counter_index(S)
+        if ci >= 0:
+            counter = SD[SD_COUNTER + ci]
+    for i in range(n):
+        m = moves[i]
+        if m == hash_move:
+            SD[base + i] = S_HASH
+            continue
+        victim = captured_type(S, m)
+        promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+        if victim >= 0 or promo == QUEEN:
+            attacker = S.st[MAILBOX + (m & MOVE_FROM_MASK)] % 6
+            mvv_lva = 64 * (victim + 1) + 8 * promo - attacker
+            if promo == QUEEN and victim < 0:
+                s = S_QUEEN_PROMO
+            elif noisy_only or see(T, S, m) >= 0:
+                s = S_GOOD_CAPTURE + mvv_lva
+            else:
+                s = S_BAD_CAPTURE + mvv_lva
+            SD[base + i] = s
+            continue
+        if promo:
+            SD[base + i] = S_UNDERPROMO + promo
+            continue
+        if use_killers:
+            if m == k0:
+                SD[base + i] = S_KILLER + 3
+                continue
+            if m == k1:
+                SD[base + i] = S_KILLER + 2
+                continue
+            if m == k2:
+                SD[base + i] = S_KILLER + 1
+                continue
+        if m == counter:
+            SD[base + i] = S_COUNTER
+            continue
+        h = SD[SD_HISTORY + move_piece_to(S, m)] if use_history else 0
+        SD[base + i] = S_GOOD_HISTORY + h if h > 0 else h
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def pick_next(SD, moves, n, i, ply):
+    """Bring the best-scored move of moves[i:n] to index i and return it."""
+    base = SD_SCORES + ply * MAX_MOVES
+    best = i
+    bs = SD[base + i]
+    for j in range(i + 1, n):
+        if SD[base + j] > bs:
+            bs = SD[base + j]
+            best = j
+    if best != i:
+        m = moves[i]
+        moves[i] = moves[best]
+        moves[best] = m
+        s = SD[base + i]
+        SD[base + i] = bs
+        SD[base + best] = s
+    return moves[i]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def update_quiet_stats(S, SD, ply, m, depth_plies):
+    """A quiet move caused a cutoff: killers, countermove, history."""
+    kb = SD_KILLERS + 3 * ply
+    if SD[kb] != m:
+        if SD[kb + 1] != m:
+            SD[kb + 2] = SD[kb + 1]
+        SD[kb + 1] = SD[kb]
+        SD[kb] = m
+    ci = counter_index(S)
+    if ci >= 0:
+        SD[SD_COUNTER + ci] = m
+    idx = SD_HISTORY + move_piece_to(S, m)
+    SD[idx] += depth_plies * depth_plies
+    if SD[idx] > HISTORY_MAX:
+        for j in range(12 * 64):
+            SD[SD_HISTORY + j] //= 2
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def penalise_quiet(S, SD, m, depth_plies):
+    """A quiet move searched before the cutoff move: lower its history."""
+    idx = SD_HISTORY + move_piece_to(S, m)
+    SD[idx] -= depth_plies * depth_plies
+    if SD[idx] < -HISTORY_MAX:
+        SD[idx] = -HISTORY_MAX
+

@@ -1,0 +1,959 @@
+"""The Wasp 1.02 search: alpha-beta with PVS, quiescence, a transposition table and Wasp's
+selectivity (razoring, early stand-pat, null move, late-move pruning, LMR), plus Mizar's
+countermove. Kernels are numba (nogil); iterative deepening runs in Python (`Searcher`) so
+`info` lines print between iterations and a timer thread can stop the search through SD.
+
+Depths are in eighths of a ply (ONE_PLY = 8) so that Wasp's 1/8-ply extensions fit.
+Every technique is a numbered step below and can be switched off through SD[SD_FLAGS + F_*].
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from wasp.bitboards import (
+    ONE,
+    T_KING,
+    T_KNIGHT,
+    T_PAWN,
+    U64,
+    ZERO,
+    bishop_attacks,
+    lsb,
+    rook_attacks,
+)
+from wasp.board import move_to_uci
+from wasp.movegen import generate
+from wasp.movepick import (
+    F_ASPIRATION,
+    F_CHECK_EXT,
+    F_DELTA,
+    F_FRACTIONAL_EXT,
+    F_FUTILITY,
+    F_IID,
+    F_LMR,
+    F_MATE_DISTANCE,
+    F_NULL_MOVE,
+    F_NULL_VERIFY,
+    F_PAWN7_EXT,
+    F_PVS,
+    F_QS_SEE,
+    F_RAZORING,
+    F_STAND_PAT,
+    F_TT_CUTOFF,
+    FLAG_NAMES,
+    N_FLAGS,
+    N_TECHNIQUES,
+    SD_AGE,
+    SD_COUNTER,
+    SD_CURRMOVE,
+    SD_CURRMOVENUM,
+    SD_FLAGS,
+    SD_HISTORY,
+    SD_INFO,
+    SD_KILLERS,
+    SD_NO_NULL,
+    SD_NODE_LIMIT,
+    SD_NODES,
+    SD_PV,
+    SD_PVLEN,
+    SD_QNODES,
+    SD_ROOT_BEST,
+    SD_ROOT_MOVES,
+    SD_ROOT_N,
+    SD_ROOT_NODES,
+    SD_ROOT_SCORE,
+    SD_ROOT_SKIP,
+    SD_SCORES,
+    SD_SELDEPTH,
+    SD_SIZE,
+    SD_STOP,
+    SD_TT_HITS,
+    SD_TT_PROBES,
+    penalise_quiet,
+    pick_next,
+    score_moves,
+    update_quiet_stats,
+)
+from wasp.position import (
+    copy_state,
+    current_key,
+    gives_check,
+    in_check,
+    insufficient_material,
+    is_repetition,
+    make_move,
+    make_null,
+    unmake_move,
+    unmake_null,
+)
+
+# The evaluation: this one line chooses it (same interface in wasp.evaluate).
+from wasp.pst_eval import default_weights, evaluate, new_eval_cache
+from wasp.see import SEE_VALUE, captured_type, see
+from wasp.tt import (
+    BOUND_EXACT,
+    BOUND_LOWER,
+    BOUND_UPPER,
+    data_bound,
+    data_depth,
+    data_move,
+    data_score,
+    new_table,
+    tt_hashfull,
+    tt_probe,
+    tt_store,
+)
+from wasp.types import (
+    BISHOP,
+    GEN_ALL,
+    GEN_NOISY,
+    INFO_HUNG,
+    INFO_MATE_THREAT,
+    INFO_PAWN_ENDING,
+    INFO_PROMO_THREAT,
+    KING,
+    KNIGHT,
+    MAILBOX,
+    MAX_MOVES,
+    MAX_PLY,
+    MOVE_FROM_MASK,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    N_INFO,
+    N_UNDO,
+    OCC_ALL,
+    OCC_WHITE,
+    PAWN,
+    QUEEN,
+    ROOK,
+    ST_HALFMOVE,
+    ST_PLY,
+    ST_SIDE,
+    UNDO,
+    UNDO_MOVE,
+    WHITE,
+)
+
+ONE_PLY = 8
+MATE = 32000
+MATE_BOUND = MATE - 2 * MAX_PLY  # |score| beyond this is a mate in some number of plies
+INF = 32500
+NODE_PV, NODE_CUT, NODE_ALL = 0, 1, 2
+RAZOR_MARGIN_1, RAZOR_MARGIN_2 = 175, 250
+DELTA_MARGIN = 200
+FRACTIONAL_PLIES = 10  # captures and PV nodes get 1/8 ply in the first plies from the root
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _to_tt(score, ply):
+    if score >= MATE_BOUND:
+        return score + ply
+    if score <= -MATE_BOUND:
+        return score - ply
+    return score
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _from_tt(score, ply):
+    if score >= MATE_BOUND:
+        return score - ply
+    if score <= -MATE_BOUND:
+        return score + ply
+    return score
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _eval(T, S, W, E, SD):
+    return evaluate(T, S, W, E, SD[SD_INFO:SD_INFO + N_INFO])
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _count_node(SD):
+    """Count a node; True when the search must unwind (stop flag or node limit)."""
+    SD[SD_NODES] += 1
+    if SD[SD_NODE_LIMIT] > 0 and SD[SD_NODES] >= SD[SD_NODE_LIMIT]:
+        SD[SD_STOP] = 1
+    return SD[SD_STOP] != 0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _is_draw(S):
+    """50-move rule, repetition (of any earlier position, game or search path), bare material."""
+    return S.st[ST_HALFMOVE] >= 100 or is_repetition(S, 1) or insufficient_material(S)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _copy_pv(SD, ply, m):
+    row = SD_PV + ply * MAX_PLY
+    nxt = SD_PV + (ply + 1) * MAX_PLY
+    SD[row + ply] = m
+    end = SD[SD_PVLEN + ply + 1]
+    for j in range(ply + 1, end):
+        SD[row + j] = SD[nxt + j]
+    SD[SD_PVLEN + ply] = end if end > ply + 1 else ply + 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _is_tactical_quiet(T, S, m):
+    """Wasp's exclusions from pruning and reduction, for a quiet move: a safe pawn push to the
+    6th rank or beyond, a safe attack on a bigger piece, a safe attack next to the enemy king."""
+    bb = S.bb
+    us = S.st[ST_SIDE]
+    them = 1 - us
+    frm = m & MOVE_FROM_MASK
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    pt = S.st[MAILBOX + frm] - 6 * us
+    if pt == KING:
+        return False
+    if pt == PAWN:
+        rank = (to >> 3) if us == WHITE else 7 - (to >> 3)
+        if rank >= 5:
+            return see(T, S, m) >= 0
+    occ = (bb[OCC_ALL] ^ (ONE << U64(frm))) | (ONE << U64(to))
+    if pt == PAWN:
+        att = T[T_PAWN + 64 * us + to]
+    elif pt == KNIGHT:
+        att = T[T_KNIGHT + to]
+    elif pt == BISHOP:
+        att = bishop_attacks(T, to, occ)
+    elif pt == ROOK:
+        att = rook_attacks(T, to, occ)
+    else:
+        att = rook_attacks(T, to, occ) | bishop_attacks(T, to, occ)
+    o = 6 * them
+    bigger = ZERO
+    if pt == PAWN:
+        bigger = bb[o + KNIGHT] | bb[o + BISHOP] | bb[o + ROOK] | bb[o + QUEEN]
+    elif pt == KNIGHT or pt == BISHOP:
+        bigger = bb[o + ROOK] | bb[o + QUEEN]
+    elif pt == ROOK:
+        bigger = bb[o + QUEEN]
+    near_king = T[T_KING + lsb(bb[6 * them + KING])]
+    if (att & bigger) or (att & near_king & ~bb[OCC_WHITE + us]):
+        return see(T, S, m) >= 0
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Quiescence search
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
+    """Captures and queen promotions (all evasions when in check) until the position is quiet."""
+    SD[SD_PVLEN + ply] = ply
+    if _count_node(SD):
+        return 0
+    SD[SD_QNODES] += 1
+    if ply > SD[SD_SELDEPTH]:
+        SD[SD_SELDEPTH] = ply
+    if _is_draw(S):
+        return 0
+    if ply >= MAX_PLY - 4:
+        return _eval(T, S, W, E, SD)
+    pv_node = beta - alpha > 1
+    checked = in_check(T, S)
+
+    # Step Q1. Transposition table (qsearch entries have depth 0).
+    key = current_key(S)
+    hash_move = 0
+    SD[SD_TT_PROBES] += 1
+    data = tt_probe(TT, key)
+    if data != -1:
+        SD[SD_TT_HITS] += 1
+        hash_move = data_move(data)
+        if SD[SD_FLAGS + F_TT_CUTOFF] != 0 and not pv_node:
+            s = _from_tt(data_score(data), ply)
+            b = data_bound(data)
+            if b == BOUND_EXACT or (b == BOUND_LOWER and s >= beta) or (
+                    b == BOUND_UPPER and s <= alpha):
+                return s
+
+    # Step Q2. Stand pat (not in check): the side to move may decline every capture.
+    orig_alpha = alpha
+    moves = MB[ply]
+    stand = -INF
+    if checked:
+        best = -MATE + ply
+        n = generate(T, S, moves, GEN_ALL, True)
+        if n == 0:
+            return best
+        score_moves(T, S, SD, moves, n, ply, hash_move, False)
+    else:
+        stand = _eval(T, S, W, E, SD)
+        if stand >= beta:
+            return stand
+        best = stand
+        if stand > alpha:
+            alpha = stand
+        n = generate(T, S, moves, GEN_NOISY, True)
+        score_moves(T, S, SD, moves, n, ply, hash_move, True)
+
+    best_move = 0
+    for i in range(n):
+        m = pick_next(SD, moves, n, i, ply)
+        if not checked:
+            promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+            if promo != 0 and promo != QUEEN:
+                continue  # under-promotions are left to the main search
+            # Step Q3. Delta pruning: even winning the piece cannot lift the score to alpha.
+            if SD[SD_FLAGS + F_DELTA] != 0:
+                victim = captured_type(S, m)
+                gain = SEE_VALUE[victim] if victim >= 0 else 0
+                if promo == QUEEN:
+                    gain += SEE_VALUE[QUEEN] - SEE_VALUE[PAWN]
+                if stand + gain + DELTA_MARGIN <= alpha:
+                    continue
+            # Step Q4. SEE pruning: losing captures are not searched.
+            if SD[SD_FLAGS + F_QS_SEE] != 0 and see(T, S, m) < 0:
+                continue
+        make_move(T, S, m)
+        score = -_qsearch(T, S, W, E, TT, SD, MB, -beta, -alpha, ply + 1)
+        unmake_move(T, S)
+        if SD[SD_STOP] != 0:
+            return 0
+        if score > best:
+            best = score
+            if score > alpha:
+                best_move = m
+                if pv_node:
+                    _copy_pv(SD, ply, m)
+                if score >= beta:
+                    break
+                alpha = score
+
+    # Step Q5. Store.
+    if best >= beta:
+        bound = BOUND_LOWER
+    elif pv_node and best > orig_alpha:
+        bound = BOUND_EXACT
+    else:
+        bound = BOUND_UPPER
+    tt_store(TT, key, best_move, _to_tt(best, ply), stand if stand > -INF else 0, 0, bound,
+             SD[SD_AGE])
+    return best
+
+
+# ---------------------------------------------------------------------------
+# Main search
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
+    """Alpha-beta (PVS) to `depth` eighths of a ply; `node` is the expected node type."""
+    pv_node = node == NODE_PV
+    SD[SD_PVLEN + ply] = ply
+    checked = in_check(T, S)
+
+    # Step 1. Horizon: quiescence search unless in check.
+    if depth < ONE_PLY and not checked:
+        return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply)
+
+    # Step 2. Count the node; unwind when stopped.
+    if _count_node(SD):
+        return 0
+    if ply > SD[SD_SELDEPTH]:
+        SD[SD_SELDEPTH] = ply
+
+    # Step 3. Draws (repetition, 50 moves, insufficient material) and mate distance pruning.
+    if _is_draw(S):
+        return 0
+    if ply >= MAX_PLY - 4:
+        return _eval(T, S, W, E, SD)
+    if SD[SD_FLAGS + F_MATE_DISTANCE] != 0:
+        if alpha < -MATE + ply:
+            alpha = -MATE + ply
+        if beta > MATE - ply - 1:
+            beta = MATE - ply - 1
+        if alpha >= beta:
+            return alpha
+
+    # Step 4. Transposition table lookup; cutoff at non-PV nodes.
+    d_plies = depth // ONE_PLY
+    key = current_key(S)
+    hash_move = 0
+    SD[SD_TT_PROBES] += 1
+    data = tt_probe(TT, key)
+    if data != -1:
+        SD[SD_TT_HITS] += 1
+        hash_move = data_move(data)
+        if SD[SD_FLAGS + F_TT_CUTOFF] != 0 and not pv_node and data_depth(data) >= d_plies:
+            s = _from_tt(data_score(data), ply)
+            b = data_bound(data)
+            if b == BOUND_EXACT or (b == BOUND_LOWER and s >= beta) or (
+                    b == BOUND_UPPER and s <= alpha):
+                return s
+
+    # Step 5. Static evaluation and what the evaluation knows about threats.
+    if checked:
+        ev = -INF
+        hung = 0
+        pawn_ending = 0
+        threat = 1
+    else:
+        ev = _eval(T, S, W, E, SD)
+        hung = SD[SD_INFO + INFO_HUNG]
+        pawn_ending = SD[SD_INFO + INFO_PAWN_ENDING]
+        threat = SD[SD_INFO + INFO_MATE_THREAT] | SD[SD_INFO + INFO_PROMO_THREAT]
+
+    # Step 6. Razoring at expected ALL nodes: far below alpha near the horizon, and the
+    # captures confirm it, so the node fails low.
+    if (SD[SD_FLAGS + F_RAZORING] != 0 and node == NODE_ALL and not checked and d_plies <= 2
+            and alpha > -MATE_BOUND):
+        margin = RAZOR_MARGIN_1 if d_plies <= 1 else RAZOR_MARGIN_2
+        if ev <= alpha - margin:
+            q = _qsearch(T, S, W, E, TT, SD, MB, alpha, alpha + 1, ply)
+            if q <= alpha:
+                return q
+
+    # Step 7. Early stand-pat (beta) pruning at expected CUT nodes: far enough above beta,
+    # with no threat the static score misses, the node fails high.
+    if (SD[SD_FLAGS + F_STAND_PAT] != 0 and node == NODE_CUT and not checked and d_plies <= 4
+            and threat == 0 and pawn_ending == 0 and beta < MATE_BOUND):
+        margin = max(hung // 2, 50 * d_plies)
+        if ev >= beta + margin:
+            return ev
+
+    # Step 8. Null move (R=3) at expected CUT nodes, verified by a search reduced by 4 plies
+    # at depth >= 5 (zugzwang insurance; pawn endings are skipped altogether).
+    if (SD[SD_FLAGS + F_NULL_MOVE] != 0 and node == NODE_CUT and not checked and d_plies >= 3
+            and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0
+            and beta < MATE_BOUND and S.st[UNDO + (S.st[ST_PLY] - 1) * N_UNDO + UNDO_MOVE] != 0):
+        make_null(T, S)
+        v = -_search(T, S, W, E, TT, SD, MB, -beta, -beta + 1, depth - 4 * ONE_PLY, ply + 1,
+                     np.int64(NODE_ALL))
+        unmake_null(T, S)
+        if SD[SD_STOP] != 0:
+            return 0
+        if v >= beta:
+            if v >= MATE_BOUND:
+                v = beta
+            if SD[SD_FLAGS + F_NULL_VERIFY] == 0 or d_plies < 5:
+                return v
+            SD[SD_NO_NULL + ply] = 1
+            v2 = _search(T, S, W, E, TT, SD, MB, beta - 1, beta, depth - 4 * ONE_PLY, ply,
+                         np.int64(NODE_CUT))
+            SD[SD_NO_NULL + ply] = 0
+            if SD[SD_STOP] != 0:
+                return 0
+            if v2 >= beta:
+                return v
+
+    # Step 9. Internal iterative deepening when there is no hash move (R=3 PV, R=4 others).
+    if SD[SD_FLAGS + F_IID] != 0 and hash_move == 0:
+        r = 3 if pv_node else 4
+        if d_plies > r:
+            _search(T, S, W, E, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node)
+            if SD[SD_STOP] != 0:
+                return 0
+            data = tt_probe(TT, key)
+            if data != -1:
+                hash_move = data_move(data)
+
+    # Step 10. Generate and order the moves.
+    moves = MB[ply]
+    n = generate(T, S, moves, GEN_ALL, True)
+    if n == 0:
+        return -MATE + ply if checked else 0
+    score_moves(T, S, SD, moves, n, ply, hash_move, False)
+
+    orig_alpha = alpha
+    best = -INF
+    best_move = 0
+    searched = 0
+    child = np.int64(NODE_ALL) if node == NODE_CUT else np.int64(NODE_CUT)
+    us = S.st[ST_SIDE]
+    for i in range(n):
+        m = pick_next(SD, moves, n, i, ply)
+        capture = captured_type(S, m) >= 0
+        promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+        quiet = not capture and promo == 0
+        check = gives_check(T, S, m)
+
+        # Step 11. Extensions: check +1 ply; pawn to the 7th near the horizon +1 ply;
+        # captures and PV nodes +1/8 ply in the first plies from the root.
+        ext = 0
+        to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+        if check and SD[SD_FLAGS + F_CHECK_EXT] != 0:
+            ext = ONE_PLY
+        elif (SD[SD_FLAGS + F_PAWN7_EXT] != 0 and d_plies <= 4
+              and S.st[MAILBOX + (m & MOVE_FROM_MASK)] == 6 * us + PAWN
+              and ((to >> 3) == 6 if us == WHITE else (to >> 3) == 1)):
+            ext = ONE_PLY
+        if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and ply < FRACTIONAL_PLIES:
+            if capture:
+                ext += 1
+            if pv_node:
+                ext += 1
+        if ext > ONE_PLY:
+            ext = ONE_PLY
+        new_depth = depth - ONE_PLY + ext
+
+        # Step 12. Late-move / futility pruning at non-PV nodes: a late quiet move that
+        # cannot be tactical, with the score well below alpha.
+        tactical = -1
+        if (SD[SD_FLAGS + F_FUTILITY] != 0 and not pv_node and not checked and d_plies <= 4
+                and searched >= 3 and not check and quiet and best > -MATE_BOUND):
+            if ev <= alpha - (128 * d_plies - 32 * searched):
+                tactical = 1 if _is_tactical_quiet(T, S, m) else 0
+                if tactical == 0:
+                    continue
+
+        # Step 13. Late move reduction: 1 ply at PV nodes and for moves 4..6, else 2 plies.
+        r = 0
+        if (SD[SD_FLAGS + F_LMR] != 0 and d_plies >= 4 and searched >= 3 and not checked
+                and not check and quiet):
+            if tactical < 0:
+                tactical = 1 if _is_tactical_quiet(T, S, m) else 0
+            if tactical == 0:
+                r = ONE_PLY if (pv_node or searched <= 6) else 2 * ONE_PLY
+
+        # Step 14. Principal variation search (null window after the first move), with
+        # re-searches when a reduced or null-window search beats alpha.
+        make_move(T, S, m)
+        if searched == 0:
+            score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
+                             np.int64(NODE_PV) if pv_node else child)
+        elif SD[SD_FLAGS + F_PVS] != 0:
+            score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth - r, ply + 1,
+                             child)
+            if score > alpha and r > 0:
+                score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth, ply + 1,
+                                 child)
+            if pv_node and score > alpha and score < beta:
+                score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
+                                 np.int64(NODE_PV))
+        else:
+            score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth - r, ply + 1,
+                             np.int64(NODE_PV) if pv_node else child)
+            if score > alpha and r > 0:
+                score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
+                                 np.int64(NODE_PV) if pv_node else child)
+        unmake_move(T, S)
+        searched += 1
+        if SD[SD_STOP] != 0:
+            return 0
+
+        # Step 15. New best move; on a cutoff, killers, countermove and history learn it.
+        if score > best:
+            best = score
+            if score > alpha:
+                best_move = m
+                if pv_node:
+                    _copy_pv(SD, ply, m)
+                if score >= beta:
+                    if quiet:
+                        update_quiet_stats(S, SD, ply, m, d_plies)
+                        for j in range(i):
+                            mj = moves[j]
+                            if captured_type(S, mj) < 0 and (
+                                    (mj >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK) == 0:
+                                penalise_quiet(S, SD, mj, d_plies)
+                    break
+                alpha = score
+
+    # Step 16. Every move pruned: the static score stands.
+    if searched == 0:
+        return ev if ev < alpha else alpha
+
+    # Step 17. Store in the transposition table.
+    if best >= beta:
+        bound = BOUND_LOWER
+    elif best > orig_alpha:
+        bound = BOUND_EXACT
+    else:
+        bound = BOUND_UPPER
+    tt_store(TT, key, best_move, _to_tt(best, ply), ev if ev > -INF else 0, d_plies, bound,
+             SD[SD_AGE])
+    return best
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth):
+    """Search the root moves SD[SD_ROOT_MOVES:...] (skipping SD_ROOT_SKIP ones) in order;
+    the best move and its PV go to SD_ROOT_BEST and PV row 0. Returns the best score."""
+    SD[SD_PVLEN] = 0
+    n = SD[SD_ROOT_N]
+    best = -INF
+    searched = 0
+    for i in range(n):
+        if SD[SD_ROOT_SKIP + i] != 0:
+            continue
+        m = SD[SD_ROOT_MOVES + i]
+        SD[SD_CURRMOVE] = m
+        SD[SD_CURRMOVENUM] = searched + 1
+        nodes0 = SD[SD_NODES]
+        ext = 0
+        if SD[SD_FLAGS + F_CHECK_EXT] != 0 and gives_check(T, S, m):
+            ext = ONE_PLY
+        if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0:
+            ext += 1 + (1 if captured_type(S, m) >= 0 else 0)
+        if ext > ONE_PLY:
+            ext = ONE_PLY
+        new_depth = depth - ONE_PLY + ext
+        make_move(T, S, m)
+        if searched == 0 or SD[SD_FLAGS + F_PVS] == 0:
+            score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
+                             np.int64(NODE_PV))
+        else:
+            score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth, np.int64(1),
+                             np.int64(NODE_CUT))
+            if score > alpha and score < beta:
+                score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
+                                 np.int64(NODE_PV))
+        unmake_move(T, S)
+        SD[SD_ROOT_NODES + i] += SD[SD_NODES] - nodes0
+        if SD[SD_STOP] != 0:
+            break
+        searched += 1
+        SD[SD_ROOT_SCORE + i] = score
+        if score > best:
+            best = score
+            if score > alpha:
+                SD[SD_ROOT_BEST] = m
+                _copy_pv(SD, 0, m)
+                if score >= beta:
+                    break
+                alpha = score
+    return best
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def root_prepare(T, S, TT, SD, MB):
+    """Generate and order the root moves into SD_ROOT_MOVES; returns their number."""
+    moves = MB[0]
+    n = generate(T, S, moves, GEN_ALL, True)
+    hash_move = 0
+    data = tt_probe(TT, current_key(S))
+    if data != -1:
+        hash_move = data_move(data)
+    score_moves(T, S, SD, moves, n, 0, hash_move, False)
+    for i in range(n):
+        SD[SD_ROOT_MOVES + i] = pick_next(SD, moves, n, i, 0)
+        SD[SD_ROOT_NODES + i] = 0
+        SD[SD_ROOT_SKIP + i] = 0
+        SD[SD_ROOT_SCORE + i] = -INF
+    SD[SD_ROOT_N] = n
+    return n
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def qsearch_root(T, S, W, E, TT, SD, MB, alpha, beta):
+    """Quiescence score of the position (for tests and the tuner)."""
+    return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, np.int64(0))
+
+
+# ---------------------------------------------------------------------------
+# The Python driver: iterative deepening, aspiration windows, MultiPV, time checks.
+
+
+@dataclass
+class Limits:
+    """What `go` asked for (times in milliseconds)."""
+
+    depth: int | None = None
+    nodes: int | None = None
+    movetime: int | None = None
+    mate: int | None = None
+    infinite: bool = False
+    ponder: bool = False
+    searchmoves: list[str] = field(default_factory=list)
+    soft_ms: float | None = None  # do not start an iteration after this
+    hard_ms: float | None = None  # stop the search here
+
+
+@dataclass
+class Line:
+    depth: int
+    seldepth: int
+    multipv: int
+    score: int
+    bound: str  # "", "lowerbound" or "upperbound"
+    nodes: int
+    time_ms: int
+    pv: list[str]
+    hashfull: int = 0
+
+    def score_text(self) -> str:
+        if abs(self.score) >= MATE_BOUND:
+            plies = MATE - abs(self.score)
+            moves = (plies + 1) // 2
+            return f"mate {moves if self.score > 0 else -moves}"
+        return f"cp {self.score}"
+
+    def uci(self) -> str:
+        nps = self.nodes * 1000 // max(1, self.time_ms)
+        bound = f" {self.bound}" if self.bound else ""
+        return (f"info depth {self.depth} seldepth {self.seldepth} multipv {self.multipv} "
+                f"score {self.score_text()}{bound} nodes {self.nodes} nps {nps} "
+                f"hashfull {self.hashfull} time {self.time_ms} pv {' '.join(self.pv)}")
+
+
+@dataclass
+class Result:
+    best: str  # "0000" when there is no legal move
+    ponder: str | None
+    score: int
+    depth: int
+    nodes: int
+    time_ms: int
+    pv: list[str]
+    depth_nodes: list[int] = field(default_factory=list)
+    tt_hits: int = 0
+    tt_probes: int = 0
+    seldepth: int = 0
+
+
+def technique_names() -> tuple[str, ...]:
+    return FLAG_NAMES[:N_TECHNIQUES]
+
+
+class Searcher:
+    """Owns the search arrays (TT, SD, move buffers) and runs iterative deepening."""
+
+    def __init__(self, hash_mb: int = 16):
+        from wasp.bitboards import tables
+
+        self.T = tables()
+        self.W = default_weights()
+        self.E = new_eval_cache()
+        self.TT = new_table(hash_mb)
+        self.SD = np.zeros(SD_SIZE, dtype=np.int64)
+        self.SD[SD_FLAGS:SD_FLAGS + N_FLAGS] = 1
+        self.MB = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int32)
+        self.multipv = 1
+        self.age = 0
+        self.hard_deadline: float | None = None  # time.monotonic() value; None: no limit
+        self._timer_stop = threading.Event()
+        self.external_stop: threading.Event | None = None  # set by the UCI `stop`
+        self.search_start: float | None = None
+
+    # -- options -----------------------------------------------------------------------
+    def set_hash(self, mb: int) -> None:
+        self.TT = new_table(mb)
+
+    def set_technique(self, name: str, on: bool) -> None:
+        self.SD[SD_FLAGS + FLAG_NAMES.index(name)] = 1 if on else 0
+
+    def technique(self, name: str) -> bool:
+        return bool(self.SD[SD_FLAGS + FLAG_NAMES.index(name)])
+
+    def set_weights(self, W: np.ndarray) -> None:
+        """New evaluation weights: the TT and the evaluation caches are cleared."""
+        self.W = np.ascontiguousarray(W, dtype=np.int64)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything learnt (`ucinewgame`, `Clear Hash`)."""
+        self.TT[:] = 0
+        self.E[:] = 0
+        SD = self.SD
+        SD[SD_KILLERS:SD_PVLEN] = 0  # killers, countermoves, history
+        self.age = 0
+
+    def stop(self) -> None:
+        self.SD[SD_STOP] = 1
+
+    # -- the search --------------------------------------------------------------------
+    def _timer(self) -> None:
+        while not self._timer_stop.wait(0.002):
+            if self.external_stop is not None and self.external_stop.is_set():
+                self.SD[SD_STOP] = 1
+                return
+            d = self.hard_deadline
+            if d is not None and time.monotonic() >= d:
+                self.SD[SD_STOP] = 1
+                return
+
+    def search(self, position, limits: Limits | None = None, on_info=None) -> Result:
+        """Iterative deepening on a copy of `position` (a wasp.board.Position)."""
+        limits = limits or Limits()
+        SD = self.SD
+        S = copy_state(position.S)
+        start = time.monotonic()
+        self.search_start = start
+        SD[SD_STOP] = 0
+        SD[SD_NODES] = 0
+        SD[SD_QNODES] = 0
+        SD[SD_SELDEPTH] = 0
+        SD[SD_TT_HITS] = 0
+        SD[SD_TT_PROBES] = 0
+        SD[SD_NODE_LIMIT] = limits.nodes or 0
+        SD[SD_NO_NULL:SD_NO_NULL + MAX_PLY] = 0
+        SD[SD_KILLERS:SD_COUNTER] = 0
+        SD[SD_HISTORY:SD_HISTORY + 768] //= 4
+        self.age = (self.age + 1) & 0x3F
+        SD[SD_AGE] = self.age
+        if limits.hard_ms is not None:
+            self.hard_deadline = start + limits.hard_ms / 1000.0
+        elif limits.movetime is not None:
+            self.hard_deadline = start + limits.movetime / 1000.0
+        else:
+            self.hard_deadline = None
+        self._timer_stop.clear()
+        timer = threading.Thread(target=self._timer, daemon=True)
+        timer.start()
+        try:
+            return self._iterate(S, limits, on_info, start)
+        finally:
+            self._timer_stop.set()
+            timer.join()
+
+    def _root_moves(self):
+        n = int(self.SD[SD_ROOT_N])
+        return [int(m) for m in self.SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n]]
+
+    def _set_root_moves(self, moves):
+        SD = self.SD
+        n = len(moves)
+        SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n] = moves
+        SD[SD_ROOT_N] = n
+
+    def _pv(self):
+        SD = self.SD
+        end = int(SD[SD_PVLEN])
+        return [int(m) for m in SD[SD_PV:SD_PV + end] if m != 0]
+
+    def _iterate(self, S, limits, on_info, start) -> Result:
+        T, W, E, TT, SD, MB = self.T, self.W, self.E, self.TT, self.SD, self.MB
+        n = root_prepare(T, S, TT, SD, MB)
+        moves = self._root_moves()
+        if limits.searchmoves:
+            wanted = set(limits.searchmoves)
+            chosen = [m for m in moves if move_to_uci(m) in wanted]
+            if chosen:
+                moves = chosen
+                self._set_root_moves(moves)
+                SD[SD_ROOT_NODES:SD_ROOT_NODES + len(moves)] = 0
+        n = len(moves)
+        if n == 0:
+            return Result("0000", None, 0, 0, 0, 0, [])
+        max_depth = min(limits.depth or (MAX_PLY - 8), MAX_PLY - 8)
+        multipv = max(1, min(self.multipv, n))
+        best_pv = [moves[0]]
+        best_score = 0
+        scores = [0] * multipv
+        completed = 0
+        depth_nodes = []
+
+        def elapsed_ms():
+            return int((time.monotonic() - start) * 1000)
+
+        def report(depth, pv_index, score, bound, pv):
+            if on_info is None:
+                return
+            on_info(Line(depth, int(SD[SD_SELDEPTH]), pv_index + 1, int(score), bound,
+                         int(SD[SD_NODES]), elapsed_ms(), [move_to_uci(m) for m in pv],
+                         int(tt_hashfull(TT, self.age))))
+
+        for depth in range(1, max_depth + 1):
+            nodes_before = int(SD[SD_NODES])
+            SD[SD_ROOT_SKIP:SD_ROOT_SKIP + n] = 0
+            lines = []
+            for pv_index in range(multipv):
+                prev = scores[pv_index]
+                delta = 25
+                if SD[SD_FLAGS + F_ASPIRATION] and depth >= 5 and abs(prev) < MATE_BOUND:
+                    alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
+                else:
+                    alpha, beta = -INF, INF
+                while True:
+                    SD[SD_ROOT_BEST] = 0
+                    v = int(root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth * ONE_PLY))
+                    if SD[SD_STOP]:
+                        break
+                    if v <= alpha:
+                        report(depth, pv_index, alpha, "upperbound", self._pv() or best_pv)
+                        beta = (alpha + beta) // 2
+                        alpha = max(v - delta, -INF)
+                    elif v >= beta:
+                        report(depth, pv_index, beta, "lowerbound", self._pv())
+                        beta = min(v + delta, INF)
+                    else:
+                        break
+                    delta *= 2
+                if SD[SD_STOP]:
+                    # A partial iteration counts when a root move beat the window.
+                    if pv_index == 0 and SD[SD_ROOT_BEST] != 0 and completed > 0:
+                        pv = self._pv()
+                        if pv and pv[0] == SD[SD_ROOT_BEST] and v > -INF:
+                            best_pv = pv
+                    break
+                pv = self._pv() or [int(SD[SD_ROOT_BEST]) or moves[0]]
+                scores[pv_index] = v
+                lines.append((v, pv))
+                report(depth, pv_index, v, "", pv)
+                # Exclude this line's move for the next MultiPV line.
+                idx = self._root_moves().index(pv[0]) if pv[0] in self._root_moves() else -1
+                if idx >= 0:
+                    SD[SD_ROOT_SKIP + idx] = 1
+                if pv_index == 0:
+                    best_pv, best_score = pv, v
+            if SD[SD_STOP] and not lines:
+                break
+            completed = depth
+            depth_nodes.append(int(SD[SD_NODES]) - nodes_before)
+            # Root move order: the best lines first, the others by subtree size.
+            rm = self._root_moves()
+            node_counts = {m: int(SD[SD_ROOT_NODES + i]) for i, m in enumerate(rm)}
+            firsts = [pv[0] for _, pv in lines]
+            rest = sorted((m for m in rm if m not in firsts), key=lambda m: -node_counts[m])
+            order = firsts + rest
+            self._set_root_moves(order)
+            SD[SD_ROOT_NODES:SD_ROOT_NODES + n] = [node_counts[m] for m in order]
+            if SD[SD_STOP]:
+                break
+            if limits.mate and abs(best_score) >= MATE_BOUND and best_score > 0:
+                if (MATE - best_score + 1) // 2 <= limits.mate:
+                    break
+            if abs(best_score) >= MATE_BOUND and not limits.infinite and depth >= 2 * (
+                    MATE - abs(best_score)) + 4 and limits.depth is None:
+                break  # a mate found and confirmed: deeper iterations cannot change it
+            if limits.soft_ms is not None and elapsed_ms() >= limits.soft_ms:
+                break
+            if n == 1 and limits.soft_ms is not None and depth >= 4:
+                break  # a single legal reply: no need to think long
+        best = best_pv[0]
+        ponder = None
+        if len(best_pv) > 1:
+            ponder = move_to_uci(best_pv[1])
+        else:
+            ponder = self._tt_reply(S, best)
+        return Result(move_to_uci(best), ponder, int(best_score), completed, int(SD[SD_NODES]),
+                      elapsed_ms(), [move_to_uci(m) for m in best_pv], depth_nodes,
+                      int(SD[SD_TT_HITS]), int(SD[SD_TT_PROBES]), int(SD[SD_SELDEPTH]))
+
+    def _tt_reply(self, S, best):
+        """The hash move after `best`, when legal (a ponder move when the PV is one move)."""
+        make_move(self.T, S, best)
+        try:
+            data = tt_probe(self.TT, current_key(S))
+            if data == -1:
+                return None
+            m = int(data_move(data))
+            buf = self.MB[0]
+            k = generate(self.T, S, buf, GEN_ALL, True)
+            return move_to_uci(m) if m and m in set(int(x) for x in buf[:k]) else None
+        finally:
+            unmake_move(self.T, S)
+
+    def qsearch(self, position) -> int:
+        S = copy_state(position.S)
+        self.SD[SD_STOP] = 0
+        self.SD[SD_NODE_LIMIT] = 0
+        return int(qsearch_root(self.T, S, self.W, self.E, self.TT, self.SD, self.MB, -INF, INF))
+
+
+__all__ = [
+    "Limits", "Line", "Result", "Searcher", "MATE", "MATE_BOUND", "INF", "ONE_PLY",
+    "SD_SCORES", "SD_COUNTER", "technique_names",
+]

@@ -1,0 +1,121 @@
+"""Static exchange evaluation: a recursive swap-off (a tiny alpha-beta on one square).
+
+Used for move ordering (good and bad captures), qsearch pruning and the "safe move" tests of
+the futility and LMR rules, as Wasp does. Pins are ignored; a king may recapture only when the
+other side has no attacker left.
+"""
+
+import numpy as np
+from numba import njit
+
+from wasp.bitboards import (
+    ONE,
+    T_KING,
+    T_KNIGHT,
+    T_PAWN,
+    U64,
+    ZERO,
+    bishop_attacks,
+    lsb,
+    rook_attacks,
+)
+from wasp.types import (
+    B_BISHOP,
+    B_KNIGHT,
+    B_PAWN,
+    B_QUEEN,
+    B_ROOK,
+    EMPTY,
+    FLAG_CASTLE,
+    FLAG_EP,
+    KING,
+    MAILBOX,
+    MOVE_FROM_MASK,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+    OCC_ALL,
+    OCC_WHITE,
+    PAWN,
+    ST_SIDE,
+    W_BISHOP,
+    W_KNIGHT,
+    W_PAWN,
+    W_QUEEN,
+    W_ROOK,
+)
+
+# Piece values for exchanges (piece type order; the king is "priceless" but never lost).
+SEE_VALUE = np.array([100, 325, 325, 500, 1000, 20000, 0], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _attackers(T, bb, sq, occ):
+    rooks = bb[W_ROOK] | bb[B_ROOK] | bb[W_QUEEN] | bb[B_QUEEN]
+    bishops = bb[W_BISHOP] | bb[B_BISHOP] | bb[W_QUEEN] | bb[B_QUEEN]
+    return (
+        (T[T_PAWN + 64 + sq] & bb[W_PAWN])
+        | (T[T_PAWN + sq] & bb[B_PAWN])
+        | (T[T_KNIGHT + sq] & (bb[W_KNIGHT] | bb[B_KNIGHT]))
+        | (T[T_KING + sq] & (bb[5] | bb[11]))
+        | (rook_attacks(T, sq, occ) & rooks)
+        | (bishop_attacks(T, sq, occ) & bishops)
+    ) & occ
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _swap(T, bb, sq, side, occ, on_square):
+    """Best gain for `side` capturing (or not) the piece worth `on_square` on `sq`."""
+    attackers = _attackers(T, bb, sq, occ)
+    mine = attackers & bb[OCC_WHITE + side]
+    if mine == ZERO:
+        return np.int64(0)
+    # Least valuable attacker.
+    for pt in range(6):
+        b = mine & bb[6 * side + pt]
+        if b:
+            if pt == KING and (attackers & bb[OCC_WHITE + 1 - side]):
+                return np.int64(0)  # the king cannot take a defended piece
+            frm = lsb(b)
+            gain = on_square - _swap(T, bb, sq, np.int64(1 - side), occ ^ (ONE << U64(frm)),
+                                     SEE_VALUE[pt])
+            return gain if gain > 0 else np.int64(0)
+    return np.int64(0)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def see(T, S, m):
+    """Expected material gain of move `m` for the side to move (negative: it loses material)."""
+    if m & FLAG_CASTLE:
+        return np.int64(0)
+    bb = S.bb
+    us = S.st[ST_SIDE]
+    frm = m & MOVE_FROM_MASK
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    mover = S.st[MAILBOX + frm] - 6 * us
+    victim = S.st[MAILBOX + to]
+    gain = np.int64(0)
+    occ = bb[OCC_ALL] ^ (ONE << U64(frm))
+    if victim != EMPTY:
+        gain = SEE_VALUE[victim % 6]
+    elif m & FLAG_EP:
+        gain = SEE_VALUE[PAWN]
+        occ ^= ONE << U64(to - 8 if us == 0 else to + 8)
+    on_square = SEE_VALUE[mover]
+    promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+    if promo:
+        gain += SEE_VALUE[promo] - SEE_VALUE[PAWN]
+        on_square = SEE_VALUE[promo]
+    return gain - _swap(T, bb, to, np.int64(1 - us), occ, on_square)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def captured_type(S, m):
+    """Piece type taken by `m` (PAWN for en passant), or -1 for a non-capture."""
+    if m & FLAG_EP:
+        return PAWN
+    v = S.st[MAILBOX + ((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)]
+    if v == EMPTY:
+        return -1
+    return v % 6
+
