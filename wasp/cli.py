@@ -128,5 +128,14 @@ def main(argv=None):
     return 2
 
 
+def _entry():
+    """Console-script entry: a closed pipe (`wasp perft ... | head`) is not an error."""
+    try:
+        return main()
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_entry())
