@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import resource
 import sys
 import threading
 import time
 import traceback
+from multiprocessing.connection import wait
 
 from .config import MatchConfig
 from .engine import Logger
@@ -62,7 +64,7 @@ class Runner:
         self.session_games = 0
         self.session_time_losses = 0
         self.total_time_losses = 0
-        self._engine_sets: list[EngineSet] = []
+        self.worker_cpu: dict[int, float] = {}  # CPU of each worker process
         self._progress_on = cfg.progress if cfg.progress is not None else self.err.isatty()
         self._progress_len = 0
         self._reported_at = -1
@@ -275,25 +277,70 @@ class Runner:
                 return None
             self._started_pairs.add(pair.pair_id)
             self._next += 1
-            return pair, spec
+            return pair, spec, self.openings[pair.opening_k]
 
-    def _worker(self) -> None:
-        engines = EngineSet(self.cfg, self.logger)
-        with self.lock:
-            self._engine_sets.append(engines)
+    def _play_local(self) -> None:
+        """Local workers: one forked process per concurrent game, fed one game at a time.
+
+        Processes (not threads) keep each game's reads of its engines' answers
+        free of the GIL held by other games, the store or the statistics.
+        """
+        n = max(1, min(self.cfg.concurrency, len(self.pending_games) or 1))
+        ctx = multiprocessing.get_context("fork")
+        workers = []
+        for i in range(n):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(
+                target=_process_worker, args=(child, self.cfg, i), name=f"wasp-worker-{i}"
+            )
+            proc.start()
+            child.close()
+            workers.append((proc, parent))
+        self._workers = workers
+        _preload_statistics()
+        busy = {}
         try:
-            while True:
+            for _, conn in workers:
                 item = self._next_game()
                 if item is None:
                     break
-                pair, spec = item
-                self.commit(play_one(self.cfg, spec, self.openings[pair.opening_k], engines))
-        except EngineStartError as e:
-            self._fail(str(e))
-        except Exception:
-            self._fail("worker error:\n" + traceback.format_exc())
+                conn.send(item)
+                busy[conn] = item
+            while busy:
+                for conn in wait(list(busy)):
+                    try:
+                        kind, payload, cpu = conn.recv()
+                    except (EOFError, OSError):
+                        del busy[conn]
+                        self._fail("a worker process died")
+                        continue
+                    self.worker_cpu[id(conn)] = cpu
+                    del busy[conn]
+                    if kind == "row":
+                        self.commit(payload)
+                    else:
+                        self._fail(payload)
+                    item = self._next_game()
+                    if item is not None:
+                        conn.send(item)
+                        busy[conn] = item
         finally:
-            engines.close()
+            for _proc, conn in workers:
+                try:
+                    conn.send(None)
+                except (OSError, BrokenPipeError):
+                    pass
+            for proc, conn in workers:
+                try:
+                    if conn.poll(10):
+                        kind, payload, cpu = conn.recv()
+                        self.worker_cpu[id(conn)] = cpu
+                except (EOFError, OSError):
+                    pass
+                proc.join(5)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(5)
 
     def _fail(self, msg: str) -> None:
         with self.lock:
@@ -305,11 +352,6 @@ class Runner:
         """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
         t_wall = time.monotonic()
         cpu0 = _cpu()
-        # Worker threads wait on pipes; a short GIL switch interval keeps the
-        # time from an engine's answer to the runner reading it well under 1 ms
-        # even while another thread writes a PGN or imports the statistics.
-        sys.setswitchinterval(0.0005)
-        _preload_statistics()
         self._prepare()
         self.cpu_setup = _cpu() - cpu0
         if self.resume:
@@ -323,24 +365,17 @@ class Runner:
             if self.cfg.dask:
                 from .distributed import run_pairs
 
+                _preload_statistics()
                 run_pairs(self)
             else:
-                n = max(1, min(self.cfg.concurrency, len(self.pending_games) or 1))
-                threads = [
-                    threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
-                    for i in range(n)
-                ]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    while t.is_alive():
-                        t.join(0.5)
+                self._play_local()
         except KeyboardInterrupt:
             interrupted = True
             self.stop.set()
-            for es in list(self._engine_sets):
-                es.kill()
-        self.cpu_play = _cpu() - cpu0
+            for proc, _ in getattr(self, "_workers", []):
+                if proc.is_alive():
+                    proc.kill()
+        self.cpu_play = _cpu() - cpu0 + sum(self.worker_cpu.values())
         self.wall = time.monotonic() - t_wall
         self._clear_progress()
         if self._reported_at != self.games_done:
@@ -375,8 +410,8 @@ class Runner:
             "runner_cpu_per_game_s": (self.cpu_play - _PRELOAD_CPU[0]) / g if g else None,
             "statistics_import_cpu_s": _PRELOAD_CPU[0],
             # everything the runner process used: interpreter start, imports, setup, play
-            "process_cpu_s": _cpu(),
-            "process_cpu_per_game_s": _cpu() / g if g else None,
+            "process_cpu_s": _cpu() + sum(self.worker_cpu.values()),
+            "process_cpu_per_game_s": (_cpu() + sum(self.worker_cpu.values())) / g if g else None,
             "latency_median_ms": _pct(lat, 0.5) * 1e3 if lat else None,
             "latency_p99_ms": _pct(lat, 0.99) * 1e3 if lat else None,
             "latency_max_ms": max(lat) * 1e3 if lat else None,
@@ -405,6 +440,33 @@ class Runner:
                 f"p99 {s['latency_p99_ms']:.2f} ms, max {s['latency_max_ms']:.2f} ms"
             )
         return txt
+
+
+def _process_worker(conn, cfg: MatchConfig, index: int) -> None:
+    """A forked worker: plays the games it is sent, answers (kind, row|error, cpu)."""
+    logger = Logger(cfg.log) if cfg.log else None
+    engines = EngineSet(cfg, logger)
+    try:
+        while True:
+            try:
+                item = conn.recv()
+            except (EOFError, KeyboardInterrupt):
+                break
+            if item is None:
+                conn.send(("bye", None, _cpu()))
+                break
+            pair, spec, opening = item
+            try:
+                row = play_one(cfg, spec, opening, engines)
+                conn.send(("row", row, _cpu()))
+            except EngineStartError as e:
+                conn.send(("fatal", str(e), _cpu()))
+            except Exception:
+                conn.send(("fatal", "worker error:\n" + traceback.format_exc(), _cpu()))
+    finally:
+        engines.close()
+        conn.close()
+        os._exit(0)
 
 
 def _epd(fen: str) -> str:
