@@ -18,6 +18,7 @@ EXAMPLES = """examples:
   wasp eval "FEN"                        evaluation trace, term by term
   wasp book build games.pgn --plies 16 -o book.bin
   wasp book probe book.bin "FEN"         list a position's book moves
+  wasp play --side b --time 3            play the engine in the terminal (SAN moves)
   wasp warmup                            compile and cache every kernel
 """
 
@@ -66,6 +67,15 @@ def _parser():
     bp = bsub.add_parser("probe", help="list the book moves of a position")
     bp.add_argument("book", help="a Polyglot .bin file")
     bp.add_argument("fen", nargs="?", default=None)
+
+    pp = sub.add_parser("play", help="play the engine in the terminal, moves in SAN")
+    pp.add_argument("--side", choices=["w", "b", "r"], default="w",
+                    help="your colour: w, b or r (random); default w")
+    pp.add_argument("--time", type=float, default=5.0,
+                    help="the engine's seconds per move (default 5)")
+    pp.add_argument("--fen", help="start from this position")
+    pp.add_argument("--book", help="a Polyglot book for the engine's opening moves")
+    pp.add_argument("--pgn", help="where to save the game (default wasp-game-<time>.pgn)")
 
     sub.add_parser("warmup", help="compile every kernel into the numba cache")
     return p
@@ -121,6 +131,10 @@ def main(argv=None):
         return print_trace(args.fen)
     if args.command == "book":
         return _book(args)
+    if args.command == "play":
+        from wasp.play import main as play_main
+
+        return play_main(args)
     if args.command == "warmup":
         from wasp.warmup import warmup
 
