@@ -647,6 +647,23 @@ def root_prepare(T, S, TT, SD, MB):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def hash_reply(T, S, TT, MB, m):
+    """The legal hash move of the position after `m` (0 if none)."""
+    make_move(T, S, m)
+    reply = 0
+    data = tt_probe(TT, current_key(S))
+    if data != -1:
+        h = data_move(data)
+        moves = MB[0]
+        n = generate(T, S, moves, GEN_ALL, True)
+        for i in range(n):
+            if moves[i] == h:
+                reply = h
+    unmake_move(T, S)
+    return reply
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def qsearch_root(T, S, W, E, TT, SD, MB, alpha, beta):
     """Quiescence score of the position (for tests and the tuner)."""
     return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, np.int64(0))
@@ -934,17 +951,8 @@ class Searcher:
 
     def _tt_reply(self, S, best):
         """The hash move after `best`, when legal (a ponder move when the PV is one move)."""
-        make_move(self.T, S, best)
-        try:
-            data = tt_probe(self.TT, current_key(S))
-            if data == -1:
-                return None
-            m = int(data_move(data))
-            buf = self.MB[0]
-            k = generate(self.T, S, buf, GEN_ALL, True)
-            return move_to_uci(m) if m and m in set(int(x) for x in buf[:k]) else None
-        finally:
-            unmake_move(self.T, S)
+        m = int(hash_reply(self.T, S, self.TT, self.MB, np.int64(best)))
+        return move_to_uci(m) if m else None
 
     def qsearch(self, position) -> int:
         S = copy_state(position.S)

@@ -28,6 +28,8 @@ def warmup(verbose: bool = False) -> int:
     for fen in WARMUP_FENS:
         pos = Position(fen)
         searcher.search(pos, Limits(depth=3), on_info=lambda line: line.uci())
+        searcher._tt_reply(pos.S.__class__(pos.S.bb.copy(), pos.S.st.copy()),
+                           pos.legal_move_codes()[0])
         searcher.qsearch(pos)
         for m in pos.legal_move_codes():
             see(pos.T, pos.S, m)

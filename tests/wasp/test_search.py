@@ -1,0 +1,153 @@
+"""The search (wasp.search): mates, draws, limits, switches, MultiPV, stop, the bench signature."""
+
+import contextlib
+import io
+import threading
+import time
+
+import chess
+import pytest
+
+from wasp.board import Position
+from wasp.movepick import FLAG_NAMES
+from wasp.search import MATE, MATE_BOUND, Limits, Searcher
+from wasp.uci import TECHNIQUES
+
+MATES = [
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+    ("1k6/ppp5/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+    ("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1", 2, "d5f6"),
+    ("6k1/pp4p1/2p5/2bp4/8/P5Pb/1P3rrP/2BRRN1K b - - 0 1", 2, "g2g1"),
+    ("2r3k1/p4p2/3Rp2p/1p2P1pK/8/1P4P1/P3Q2P/1q6 b - - 0 1", 3, "b1g6"),
+]
+
+
+@pytest.fixture(scope="module")
+def searcher():
+    return Searcher(8)
+
+
+def _mate_moves(score):
+    return (MATE - abs(score) + 1) // 2
+
+
+@pytest.mark.parametrize("fen, n, move", MATES)
+def test_mates_in_one_to_three_are_found(searcher, fen, n, move):
+    searcher.clear()
+    r = searcher.search(Position(fen), Limits(depth=2 * n + 3))
+    assert r.score >= MATE_BOUND and _mate_moves(r.score) == n
+    assert r.best == move
+    # The PV is a mating line.
+    board = chess.Board(fen)
+    for m in r.pv:
+        board.push_uci(m)
+    assert board.is_checkmate()
+
+
+@pytest.mark.parametrize("fen, n, move", MATES[2:])
+def test_mates_found_with_every_technique_off(fen, n, move):
+    s = Searcher(4)
+    for name in FLAG_NAMES:
+        s.set_technique(name, False)
+    r = s.search(Position(fen), Limits(depth=2 * n + 1))
+    assert r.score >= MATE_BOUND and r.best == move
+
+
+def test_uci_options_match_the_search_switches():
+    assert tuple(TECHNIQUES) == tuple(FLAG_NAMES)
+
+
+def test_no_legal_move_gives_null_bestmove(searcher):
+    r = searcher.search(Position("7k/5KQ1/8/8/8/8/8/8 b - - 0 1"), Limits(depth=3))
+    assert r.best == "0000"
+
+
+def test_insufficient_material_and_fifty_moves_score_zero(searcher):
+    r = searcher.search(Position("8/8/4k3/8/8/3NK3/8/8 w - - 0 1"), Limits(depth=6))
+    assert r.score == 0
+    r = searcher.search(Position("8/8/4k3/8/8/3QK3/8/8 w - - 99 80"), Limits(depth=4))
+    assert abs(r.score) < MATE_BOUND
+
+
+def test_repetition_is_scored_as_a_draw():
+    s = Searcher(8)
+    pos = Position("7k/8/8/8/8/8/8/R6K w - - 0 1")
+    for m in ["a1a2", "h8g8", "a2a1", "g8h8", "a1a2", "h8g8", "a2a1"]:
+        pos.push_uci(m)
+    # Black to move: g8h8 repeats the position; every other move loses slowly.
+    r = s.search(pos, Limits(depth=4, searchmoves=["g8h8"]))
+    assert r.best == "g8h8" and r.score == 0
+    r = s.search(pos, Limits(depth=4, searchmoves=["g8f8"]))
+    assert r.score < -300
+
+
+def test_node_limit_is_respected(searcher):
+    searcher.clear()
+    r = searcher.search(Position(), Limits(nodes=3000))
+    assert r.nodes <= 3001
+    assert r.best in Position().legal_moves()
+
+
+def test_searchmoves_restricts_the_root(searcher):
+    r = searcher.search(Position(), Limits(depth=4, searchmoves=["a2a3", "h2h3"]))
+    assert r.best in ("a2a3", "h2h3")
+
+
+def test_multipv_gives_distinct_lines():
+    s = Searcher(8)
+    s.multipv = 3
+    lines = []
+    s.search(Position(), Limits(depth=5), on_info=lines.append)
+    last = [ln for ln in lines if ln.depth == 5 and not ln.bound]
+    assert sorted(ln.multipv for ln in last) == [1, 2, 3]
+    assert len({ln.pv[0] for ln in last}) == 3
+    scores = [ln.score for ln in sorted(last, key=lambda ln: ln.multipv)]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_stop_is_met_quickly():
+    s = Searcher(8)
+    done = threading.Event()
+    out = {}
+
+    def run():
+        out["r"] = s.search(Position(), Limits(infinite=True))
+        done.set()
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    s.stop()
+    assert done.wait(2.0)
+    assert time.monotonic() - t0 < 0.1
+    t.join()
+    assert out["r"].best in Position().legal_moves()
+
+
+def test_hard_deadline_is_met():
+    s = Searcher(8)
+    t0 = time.monotonic()
+    r = s.search(Position(), Limits(soft_ms=200, hard_ms=200))
+    assert time.monotonic() - t0 < 0.35
+    assert r.best in Position().legal_moves()
+
+
+def test_bench_signature_is_stable():
+    from wasp import benchmark
+
+    def run():
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            benchmark.bench(depth=4)
+        return [ln for ln in buf.getvalue().splitlines() if ln.startswith("Nodes searched")]
+
+    first = run()
+    assert first and first == run()
+    assert int(first[0].split(":")[1]) > 1000
+
+
+def test_qsearch_sees_a_hanging_queen():
+    s = Searcher(1)
+    # Material says -8 pawns; after exd5 white is a pawn up.
+    assert 50 < s.qsearch(Position("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1")) < 300

@@ -1,0 +1,33 @@
+"""Time allocation (wasp.timeman)."""
+
+import pytest
+
+from wasp.timeman import allocate
+
+
+@pytest.mark.parametrize("left, inc, mtg", [
+    (60000, 0, None), (1000, 0, None), (100, 0, None), (10, 0, None), (5000, 100, None),
+    (300000, 2000, 40), (2000, 0, 1), (50, 1000, None), (120000, 0, 5),
+])
+def test_budget_never_exceeds_the_clock(left, inc, mtg):
+    b = allocate(left, inc, mtg, overhead=30)
+    assert 0 < b.soft <= b.hard
+    assert b.hard <= max(1.0, left - 30) * 0.9 or b.hard == 1.0
+
+
+def test_sudden_death_spends_a_small_share_and_increment_helps():
+    b = allocate(60000, 0)
+    assert 500 < b.hard < 0.35 * 60000
+    assert allocate(60000, 1000).soft > b.soft
+
+
+def test_movestogo_one_uses_most_of_the_clock():
+    assert allocate(10000, 0, 1).hard > 5000
+
+
+def test_movetime_and_infinite():
+    b = allocate(movetime=1000, overhead=50)
+    assert b.soft == b.hard == 950
+    b = allocate(60000, infinite=True)
+    assert b.soft is None and b.hard is None
+    assert allocate().hard is None
