@@ -1,0 +1,291 @@
+"""The UCI engine (wasp.uci) driven as a subprocess: handshake, bad input, fuzz, games."""
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from wasp.uci import TECHNIQUES, UciEngine
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE_CMD = [sys.executable, "-m", "wasp.cli"]
+
+
+def _which(name):
+    path = shutil.which(name)
+    if path is None and os.path.exists(f"/usr/games/{name}"):
+        path = f"/usr/games/{name}"
+    return path
+
+
+class Proc:
+    """The engine on pipes, with a reader thread collecting lines."""
+
+    def __init__(self):
+        self.p = subprocess.Popen(ENGINE_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, bufsize=1, cwd=ROOT)
+        self.lines = []
+        self.cv = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cv:
+                self.lines.append(line.rstrip("\n"))
+                self.cv.notify_all()
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def wait_for(self, prefix, timeout, start=0):
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for i in range(start, len(self.lines)):
+                    if self.lines[i].startswith(prefix):
+                        return i
+                left = deadline - time.monotonic()
+                if left <= 0 or self.p.poll() is not None:
+                    raise AssertionError(f"no {prefix!r} in {self.lines[-20:]}")
+                self.cv.wait(left)
+
+    def close(self):
+        try:
+            self.send("quit")
+            self.p.wait(timeout=10)
+        except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+            self.p.kill()
+
+
+@pytest.fixture
+def engine():
+    e = Proc()
+    yield e
+    e.close()
+
+
+def test_uciok_at_once_then_readyok(engine):
+    t0 = time.monotonic()
+    engine.send("uci")
+    engine.wait_for("uciok", 5)
+    assert time.monotonic() - t0 < 3
+    for name in TECHNIQUES:
+        assert any(ln == f"option name {name} type check default true" for ln in engine.lines)
+    engine.send("isready")
+    engine.wait_for("readyok", 120)
+
+
+def test_bad_input_gets_info_strings_and_engine_survives(engine):
+    engine.send("isready")
+    engine.wait_for("readyok", 120)
+    n = len(engine.lines)
+    for line in ["flurb", "position fen not/a/fen w - - 0 1", "position startpos moves e2e5",
+                 "setoption name Hash value lots", "setoption name Threads value 4",
+                 "go depth x", "setoption name EvalFile value /nonexistent/file.txt",
+                 "position", "go searchmoves zz depth 2"]:
+        engine.send(line)
+    engine.send("isready")
+    i = engine.wait_for("readyok", 30, n)
+    infos = [ln for ln in engine.lines[n:i] if ln.startswith("info string")]
+    assert len(infos) >= 6
+    assert engine.p.poll() is None
+
+
+def test_go_stop_ponder_and_bestmove_ponder(engine):
+    engine.send("uci")
+    engine.send("isready")
+    engine.wait_for("readyok", 120)
+    engine.send("position startpos moves e2e4")
+    engine.send("go infinite")
+    time.sleep(0.3)
+    n = len(engine.lines)
+    engine.send("isready")
+    engine.wait_for("readyok", 2, n)
+    t0 = time.monotonic()
+    engine.send("stop")
+    i = engine.wait_for("bestmove", 2, n)
+    assert time.monotonic() - t0 < 0.5
+    best = engine.lines[i].split()
+    assert len(best) == 4 and best[2] == "ponder"
+    info = [ln for ln in engine.lines[:i] if ln.startswith("info depth")]
+    assert info and " pv " in info[-1] and " nps " in info[-1] and "hashfull" in info[-1]
+    # Ponder: no bestmove before ponderhit.
+    n = len(engine.lines)
+    engine.send(f"position startpos moves e2e4 {best[1]} {best[3]}")
+    engine.send("go ponder wtime 2000 btime 2000 winc 0 binc 0")
+    time.sleep(0.5)
+    assert not any(ln.startswith("bestmove") for ln in engine.lines[n:])
+    engine.send("ponderhit")
+    engine.wait_for("bestmove", 3, n)
+
+
+def test_go_limits(engine):
+    engine.send("isready")
+    engine.wait_for("readyok", 120)
+    for go, seconds in [("go depth 3", 5), ("go nodes 2000", 5), ("go movetime 200", 1.5),
+                        ("go mate 1", 5), ("go wtime 300 btime 300", 1.0),
+                        ("go wtime 10000 btime 10000 movestogo 1", 11)]:
+        n = len(engine.lines)
+        t0 = time.monotonic()
+        engine.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+        engine.send(go)
+        i = engine.wait_for("bestmove", seconds + 1, n)
+        assert time.monotonic() - t0 < seconds + 0.5, go
+        assert engine.lines[i].split()[1] in [m.uci() for m in chess.Board(
+            "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1").legal_moves]
+    assert engine.lines[i].split()[1] == "d1d8"
+
+
+def _garble(rng, line):
+    ops = rng.randrange(4)
+    chars = list(line)
+    for _ in range(ops):
+        if not chars:
+            break
+        k = rng.randrange(len(chars))
+        r = rng.random()
+        if r < 0.3:
+            del chars[k]
+        elif r < 0.6:
+            chars.insert(k, rng.choice("abcdefgh12345678 qnrkQ-/\t0xyz"))
+        else:
+            chars[k] = rng.choice("abcdefgh12345678 /")
+    return "".join(chars)
+
+
+def _fuzz_lines(n, seed=7):
+    rng = random.Random(seed)
+    base = [
+        "uci", "isready", "ucinewgame", "debug on", "debug off", "stop", "ponderhit",
+        "position startpos", "position startpos moves e2e4 e7e5 g1f3",
+        "position fen rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1 moves c7c5",
+        "position fen 8/8/8/8/8/8/8/8 w - - 0 1", "position fen 4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+        "go depth 2", "go nodes 500", "go movetime 5", "go wtime 100 btime 100 winc 0 binc 0",
+        "go depth 1 searchmoves e2e4 d2d4", "go mate 2 depth 2",
+        "setoption name Hash value 2", "setoption name MultiPV value 2",
+        "setoption name MultiPV value 1", "setoption name Clear Hash",
+        "setoption name NullMove value false", "setoption name NullMove value true",
+        "setoption name Move Overhead value 10", "setoption name Ponder value true",
+        "setoption name Threads value 2", "setoption name", "register later", "",
+    ]
+    out = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.5:
+            line = _garble(rng, rng.choice(base))
+        elif r < 0.8:
+            line = rng.choice(base)
+        else:
+            junk = "abcdefghqrkn12345678 /-.\t"
+            line = "".join(rng.choice(junk) for _ in range(rng.randrange(40)))
+        tokens = line.split()
+        if tokens and tokens[0] == "quit":
+            continue
+        if tokens and tokens[0] == "go":
+            line = line + " depth 2"  # never an unbounded search
+        out.append(line)
+    return out
+
+
+def test_fuzz_thousands_of_lines_then_readyok(engine):
+    engine.send("isready")
+    engine.wait_for("readyok", 120)
+    for line in _fuzz_lines(3000):
+        engine.send(line)
+    engine.send("stop")
+    n = len(engine.lines)
+    engine.send("isready")
+    engine.wait_for("readyok", 120, n)
+    assert engine.p.poll() is None
+
+
+def test_in_process_fuzz_never_raises():
+    import io
+
+    e = UciEngine(out=io.StringIO())
+    for line in _fuzz_lines(300, seed=11):
+        assert e.handle(line) is True
+    e.handle("stop")
+
+
+# -- games ----------------------------------------------------------------------------------
+
+
+def _play(white, black, board=None, base=2.0, inc=0.05, max_plies=120):
+    """A game with clocks kept here: returns (board, clock losses)."""
+    board = board or chess.Board()
+    white.ping()  # kernels load on the first isready, before the clock starts (as GUIs do)
+    black.ping()
+    clocks = {chess.WHITE: base, chess.BLACK: base}
+    engines = {chess.WHITE: white, chess.BLACK: black}
+    while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
+        limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[
+            chess.BLACK], white_inc=inc, black_inc=inc)
+        t0 = time.monotonic()
+        result = engines[board.turn].play(board, limit)
+        spent = time.monotonic() - t0
+        clocks[board.turn] -= spent
+        assert clocks[board.turn] > 0, f"time loss by {'white' if board.turn else 'black'}"
+        clocks[board.turn] += inc
+        assert result.move in board.legal_moves, f"illegal move {result.move} in {board.fen()}"
+        board.push(result.move)
+    return board
+
+
+def test_self_play_game():
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, timeout=180) as a, \
+            chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, timeout=180) as b:
+        board = _play(a, b, base=1.0, inc=0.02, max_plies=80)
+        assert board.ply() > 10
+
+
+@pytest.mark.slow
+@pytest.mark.engines
+def test_games_against_stockfish():
+    sf = _which("stockfish")
+    if sf is None:
+        pytest.skip("stockfish not installed")
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, timeout=180) as wasp, \
+            chess.engine.SimpleEngine.popen_uci(sf) as fish:
+        fish.configure({"Skill Level": 0, "Threads": 1, "Hash": 16})
+        _play(wasp, fish, base=2.0, inc=0.05)
+        _play(fish, wasp, base=2.0, inc=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.engines
+def test_games_against_fairymax():
+    """python-chess's xboard driver needs `setboard`, which fairymax lacks, so these games
+    go through the project's match runner (xboard edit mode), which checks legality and
+    clocks itself."""
+    fm = _which("fairymax")
+    if fm is None:
+        pytest.skip("fairymax not installed")
+    from testing.engine import EngineConfig, make_engine
+    from testing.game import GameSettings, play_game
+    from testing.openings import STARTPOS
+    from testing.timecontrol import TimeControl
+
+    tc = TimeControl.parse("2+0.05")
+    wasp = make_engine(EngineConfig(cmd=sys.executable, args=["-m", "wasp.cli"], name="Wasp",
+                                    tc=tc, dir=str(ROOT)))
+    fairy = make_engine(EngineConfig(cmd=fm, name="Fairy-Max", proto="xboard", tc=tc))
+    try:
+        wasp.start()
+        fairy.start()
+        for white, black in ((wasp, fairy), (fairy, wasp)):
+            rec = play_game(white, black, STARTPOS, GameSettings(maxmoves=80))
+            assert rec.result in ("1-0", "0-1", "1/2-1/2"), rec.reason
+            assert not rec.time_loss and not rec.failed, rec.reason
+    finally:
+        wasp.quit()
+        fairy.quit()
