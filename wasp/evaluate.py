@@ -91,6 +91,7 @@ _SUPPORT = np.zeros(128, dtype=np.uint64)  # [c*64+sq] adjacent files, same rank
 _SHIELD = np.zeros(128, dtype=np.uint64)  # [c*64+ksq] three files, one or two ranks ahead
 _STORM = np.zeros(128, dtype=np.uint64)  # [c*64+ksq] three files, two to four ranks ahead
 _ADJ = np.zeros(8, dtype=np.uint64)  # [file] the neighbouring files
+_RING = np.zeros(512, dtype=np.uint64)  # [sq*8+d] squares at king distance d from sq (4 KB)
 
 
 def _fill_masks():
@@ -102,6 +103,10 @@ def _fill_masks():
         if f < 7:
             m |= files[f + 1]
         _ADJ[f] = m
+    for sq in range(64):
+        for s in range(64):
+            d = max(abs((s & 7) - (sq & 7)), abs((s >> 3) - (sq >> 3)))
+            _RING[sq * 8 + d] |= np.uint64(1 << s)
     for c in range(2):
         for sq in range(64):
             f, r = sq & 7, sq >> 3
@@ -264,13 +269,15 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
     attackers = 0
 
     b = bb[o + KNIGHT]
+    n = popcount(b)
+    if n:
+        mg, eg = _add(W, TR, tracing, P.KNIGHT_VALUE, P.KNIGHT_VALUE_EG, c, n, mg, eg)
     while b:
         sq = lsb(b)
         b &= b - ONE
         rsq = sq if c == 0 else sq ^ 56
         att = T[T_KNIGHT + sq]
         a_n |= att
-        mg, eg = _add(W, TR, tracing, P.KNIGHT_VALUE, P.KNIGHT_VALUE_EG, c, 1, mg, eg)
         mg, eg = _add(W, TR, tracing, P.PST_KNIGHT + rsq, P.PST_KNIGHT_EG + rsq, c, 1, mg, eg)
         m = popcount(att & safe)
         mg, eg = _add(W, TR, tracing, P.KNIGHT_MOBILITY + m, P.KNIGHT_MOBILITY_EG + m, c, 1,
@@ -284,7 +291,10 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
             units += W[P.KS_ATTACKER_WEIGHT + 0] * popcount(att & zone)
 
     b = bb[o + BISHOP]
-    if popcount(b) >= 2:
+    n = popcount(b)
+    if n:
+        mg, eg = _add(W, TR, tracing, P.BISHOP_VALUE, P.BISHOP_VALUE_EG, c, n, mg, eg)
+    if n >= 2:
         mg, eg = _add(W, TR, tracing, P.BISHOP_PAIR, P.BISHOP_PAIR_EG, c, 1, mg, eg)
     while b:
         sq = lsb(b)
@@ -292,7 +302,6 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
         rsq = sq if c == 0 else sq ^ 56
         att = bishop_attacks(T, sq, occ)
         a_b |= att
-        mg, eg = _add(W, TR, tracing, P.BISHOP_VALUE, P.BISHOP_VALUE_EG, c, 1, mg, eg)
         mg, eg = _add(W, TR, tracing, P.PST_BISHOP + rsq, P.PST_BISHOP_EG + rsq, c, 1, mg, eg)
         m = popcount(att & safe)
         mg, eg = _add(W, TR, tracing, P.BISHOP_MOBILITY + m, P.BISHOP_MOBILITY_EG + m, c, 1,
@@ -321,13 +330,15 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
             units += W[P.KS_ATTACKER_WEIGHT + 1] * popcount(att & zone)
 
     b = bb[o + ROOK]
+    n = popcount(b)
+    if n:
+        mg, eg = _add(W, TR, tracing, P.ROOK_VALUE, P.ROOK_VALUE_EG, c, n, mg, eg)
     while b:
         sq = lsb(b)
         b &= b - ONE
         rsq = sq if c == 0 else sq ^ 56
         att = rook_attacks(T, sq, occ)
         a_r |= att
-        mg, eg = _add(W, TR, tracing, P.ROOK_VALUE, P.ROOK_VALUE_EG, c, 1, mg, eg)
         mg, eg = _add(W, TR, tracing, P.PST_ROOK + rsq, P.PST_ROOK_EG + rsq, c, 1, mg, eg)
         m = popcount(att & safe)
         mg, eg = _add(W, TR, tracing, P.ROOK_MOBILITY + m, P.ROOK_MOBILITY_EG + m, c, 1, mg, eg)
@@ -352,13 +363,15 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
             units += W[P.KS_ATTACKER_WEIGHT + 2] * popcount(att & zone)
 
     b = bb[o + QUEEN]
+    n = popcount(b)
+    if n:
+        mg, eg = _add(W, TR, tracing, P.QUEEN_VALUE, P.QUEEN_VALUE_EG, c, n, mg, eg)
     while b:
         sq = lsb(b)
         b &= b - ONE
         rsq = sq if c == 0 else sq ^ 56
         att = rook_attacks(T, sq, occ) | bishop_attacks(T, sq, occ)
         a_q |= att
-        mg, eg = _add(W, TR, tracing, P.QUEEN_VALUE, P.QUEEN_VALUE_EG, c, 1, mg, eg)
         mg, eg = _add(W, TR, tracing, P.PST_QUEEN + rsq, P.PST_QUEEN_EG + rsq, c, 1, mg, eg)
         m = popcount(att & safe)
         mg, eg = _add(W, TR, tracing, P.QUEEN_MOBILITY + m, P.QUEEN_MOBILITY_EG + m, c, 1,
@@ -374,12 +387,9 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
     mg, eg = _add(W, TR, tracing, P.PST_KING + rksq, P.PST_KING_EG + rksq, c, 1, mg, eg)
     pawns = bb[W_PAWN] | bb[B_PAWN]
     if pawns:
-        d = 8
-        pb = pawns
-        while pb:
-            s = lsb(pb)
-            pb &= pb - ONE
-            d = min(d, _dist(ksq, s))
+        d = 1
+        while (pawns & _RING[ksq * 8 + d]) == ZERO:
+            d += 1
         mg, eg = _add(W, TR, tracing, P.KING_PAWN_DISTANCE, P.KING_PAWN_DISTANCE_EG, c, d,
                       mg, eg)
     return mg, eg, a_n, a_b, a_r, a_q, units, attackers
