@@ -1,0 +1,179 @@
+"""`wasp-tune`: Texel tuning of the Wasp evaluation from labelled positions.
+
+Subcommands: ``run`` (tune, or ``--resume`` a killed run), ``k`` (fit K), ``error`` (E of a
+parameter file). ``data`` is reserved for the dataset builder.
+"""
+
+import argparse
+import sys
+import time
+
+EXAMPLES = """examples:
+  wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
+  wasp-tune run games.pgn -dir runs/b -method adam -max-passes 20 -skip-plies 8
+  wasp-tune run -dir runs/a --resume          # continue a killed run where it stopped
+  wasp-tune k positions.epd -params runs/a/params.txt
+  wasp-tune error positions.epd -params runs/a/params.txt -k 1.2 -qsearch
+
+Flags take one or two dashes (-dir or --dir). The run directory holds params.txt (load it in the
+engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and passes.csv
+(pandas.read_csv), run.json (the settings and K) and the checkpoint state.json.
+"""
+
+
+def _add_data_flags(p):
+    p.add_argument("data", nargs="*", help="EPD or PGN files (PGN: every position after "
+                                          "-skip-plies, labelled with the game's result)")
+    p.add_argument("-skip-bad", "--skip-bad", action="store_true",
+                   help="skip bad lines (counted and summarised) instead of stopping")
+    p.add_argument("-skip-plies", "--skip-plies", type=int, default=8,
+                   help="PGN: plies skipped at the start of each game (default 8)")
+    p.add_argument("-limit", "--limit", type=int, default=0,
+                   help="use only the first N positions (0: all)")
+    p.add_argument("-threads", "--threads", "-concurrency", "--concurrency", type=int,
+                   default=2, help="worker threads (default 2; results do not depend on it)")
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(
+        prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", metavar="{run,k,error}")
+
+    r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_data_flags(r)
+    r.add_argument("-dir", "--dir", "-run-dir", "--run-dir", dest="dir", required=True,
+                   help="the run directory")
+    r.add_argument("-resume", "--resume", action="store_true",
+                   help="continue the run in -dir (its settings are reused)")
+    r.add_argument("-method", "--method", default="binary",
+                   choices=["binary", "local", "adam", "adagrad"],
+                   help="binary: Wasp's per-parameter binary search; local: Texel's +1/-1; "
+                        "adam/adagrad: gradient descent over the linear weights")
+    r.add_argument("-params", "--params", nargs="+", default=[], metavar="GLOB",
+                   help="parameters to tune by name or glob ('pst_*', 'passed_rank.eg', "
+                        "'pst_knight.mg[27]'); default all")
+    r.add_argument("-init", "--init", default="", help="starting parameter file")
+    r.add_argument("-valid", "--valid", type=float, default=0.1,
+                   help="held-out validation fraction (default 0.1)")
+    r.add_argument("-seed", "--seed", type=int, default=1, help="split and batch seed")
+    r.add_argument("-max-passes", "--max-passes", type=int, default=10,
+                   help="passes (epochs for the gradient methods), default 10")
+    r.add_argument("-partial", "--partial", type=float, default=1.0,
+                   help="binary: move this fraction of the way to each optimum (Stanback)")
+    r.add_argument("-resolve-every", "--resolve-every", type=int, default=1,
+                   help="re-run the quiescence search for new leaves every N passes")
+    r.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
+    r.add_argument("-lr", "--lr", type=float, default=0.0,
+                   help="learning rate in centipawns (default adam 1, adagrad 5)")
+    r.add_argument("-batch-size", "--batch-size", type=int, default=16384)
+    r.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
+
+    for name, text in (("k", "fit K for a parameter file on a data set"),
+                       ("error", "E of a parameter file on a data set")):
+        p = sub.add_parser(name, help=text)
+        _add_data_flags(p)
+        p.add_argument("-params", "--params", default="", help="parameter file (default: "
+                                                             "the built-in defaults)")
+        if name == "error":
+            p.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
+            p.add_argument("-qsearch", "--qsearch", action="store_true",
+                           help="only the full quiescence E (default: also the leaf E)")
+    return ap
+
+
+def _load_set(args):
+    from tuner.positions import DataError, load_many
+
+    if not args.data:
+        raise SystemExit("error: no data files given")
+    try:
+        ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
+    except DataError as e:
+        raise SystemExit(f"error: {e}\n(use --skip-bad to skip bad lines)") from None
+    if args.limit:
+        ps = ps.subset(slice(0, args.limit))
+    print(f"data: {ps.summary()}")
+    return ps
+
+
+def _weights(path):
+    from wasp import params as P
+
+    return P.load(path) if path else P.default_weights()
+
+
+def cmd_k(args):
+    import numpy as np
+
+    from tuner.error import Scorer, error, fit_k
+
+    ps = _load_set(args)
+    sc = Scorer(args.threads)
+    t = time.time()
+    q, _ = sc.qsearch_scores(_weights(args.params), ps.rows)
+    K = fit_k(q, ps.results)
+    print(f"K = {K:.6f}  E = {error(q, ps.results, K):.8f}  ({len(ps)} positions, "
+          f"{time.time() - t:.1f} s, mean |q| {np.mean(np.abs(q)):.1f} cp)")
+    return 0
+
+
+def cmd_error(args):
+    from tuner.error import Scorer, error, fit_k
+
+    ps = _load_set(args)
+    sc = Scorer(args.threads)
+    W = _weights(args.params)
+    t = time.time()
+    q, leaves = sc.qsearch_scores(W, ps.rows)
+    tq = time.time() - t
+    K = args.k or fit_k(q, ps.results)
+    print(f"K = {K:.6f}")
+    print(f"E qsearch = {error(q, ps.results, K):.8f}  ({tq:.2f} s, {len(ps) / tq:.0f} pos/s)")
+    if not args.qsearch:
+        t = time.time()
+        e = error(sc.leaf_scores(W, leaves), ps.results, K)
+        tl = time.time() - t
+        print(f"E leaves  = {e:.8f}  ({tl:.3f} s, {len(ps) / max(tl, 1e-9):.0f} pos/s)")
+    return 0
+
+
+def cmd_run(args):
+    from tuner.positions import DataError
+    from tuner.run import Run, RunConfig
+
+    try:
+        if args.resume:
+            run = Run.open(args.dir, threads=args.threads)
+            print(f"resuming {run}")
+        else:
+            if not args.data:
+                raise SystemExit("error: no data files given")
+            config = RunConfig(data=list(args.data), method=args.method, params=args.params,
+                               threads=args.threads, valid=args.valid, seed=args.seed,
+                               max_passes=args.max_passes, partial=args.partial,
+                               resolve_every=args.resolve_every, skip_bad=args.skip_bad,
+                               skip_plies=args.skip_plies, limit=args.limit, init=args.init,
+                               k=args.k, lr=args.lr, batch_size=args.batch_size)
+            run = Run.create(args.dir, config)
+        run.tune(progress=not args.quiet)
+    except DataError as e:
+        raise SystemExit(f"error: {e}\n(use --skip-bad to skip bad lines)") from None
+    except (FileExistsError, FileNotFoundError, ValueError) as e:
+        raise SystemExit(f"error: {e}") from None
+    print(f"done: {args.dir}/params.txt")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help()
+        return 0
+    return {"run": cmd_run, "k": cmd_k, "error": cmd_error}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

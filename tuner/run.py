@@ -1,0 +1,306 @@
+"""A tuning run in a directory, checkpointed after every parameter so a killed run resumes.
+
+Files in the run directory:
+
+- ``run.json``: the configuration, with ``k`` the K of the run (fitted once, at the start, on
+  the training set and the starting parameters, unless given);
+- ``params.txt``: the current parameters (`wasp.params` format: ``setoption name EvalFile``);
+- ``history.csv``: one row per parameter settled (pass, parameter, old, new, e_train, e_valid,
+  time); ``passes.csv``: one row per pass with the full-qsearch E of both sets;
+- ``state.json``: where the run stands (W, pass, next parameter, rows written), replaced
+  atomically after each parameter; ``leaves.npz``: the leaves of the current resolution (and
+  the W they were resolved with); ``gradient-<pass>.npz``: the float weights and moments of the
+  gradient methods after that epoch.
+
+Everything a pass does is a function of the saved state, so a resumed run finishes with exactly
+the parameters an uninterrupted one would.
+"""
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from tuner import methods as M
+from tuner.error import Scorer, error, fit_k
+from tuner.positions import load_many
+from wasp import params as P
+
+HISTORY_COLUMNS = ["pass", "parameter", "old", "new", "e_train", "e_valid", "time"]
+PASS_COLUMNS = ["pass", "moved", "e_train", "e_valid", "e_train_qsearch", "e_valid_qsearch",
+                "time"]
+
+
+@dataclass
+class RunConfig:
+    data: list
+    method: str = M.BINARY
+    params: list = field(default_factory=list)
+    threads: int = 2
+    valid: float = 0.1
+    seed: int = 1
+    max_passes: int = 10
+    partial: float = 1.0
+    resolve_every: int = 1
+    skip_bad: bool = False
+    skip_plies: int = 8
+    limit: int = 0
+    init: str = ""
+    k: float = 0.0  # 0: fit
+    lr: float = 0.0  # 0: the method's default
+    batch_size: int = 16384
+
+
+def _write_atomic(path, text):
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _truncate_csv(path, columns, rows):
+    """Keep the header and the first `rows` data rows (rows written after the last checkpoint
+    are dropped: they will be written again)."""
+    if not os.path.exists(path):
+        _write_atomic(path, ",".join(columns) + "\n")
+        return
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    _write_atomic(path, "\n".join(lines[:1 + rows]) + "\n")
+
+
+def _csv_row(values):
+    out = []
+    for v in values:
+        if isinstance(v, float):
+            out.append("" if np.isnan(v) else repr(v))
+        else:
+            out.append(str(v))
+    return ",".join(out)
+
+
+class Run:
+    """A run directory; `Run.create(dir, config)` or `Run.open(dir)` (to resume), then `tune()`."""
+
+    def __init__(self, run_dir, config, state):
+        self.dir = str(run_dir)
+        self.config = config
+        self.state = state
+        self.K = float(state.get("K", 0.0))
+        self._train = self._valid = None
+
+    def __repr__(self):
+        return (f"Run({self.dir!r}, method={self.config.method}, pass={self.state['pass']}, "
+                f"next={self.state['cursor']})")
+
+    # -- files ---------------------------------------------------------------
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    @classmethod
+    def create(cls, run_dir, config):
+        if os.path.exists(os.path.join(run_dir, "state.json")):
+            raise FileExistsError(f"{run_dir} already holds a run: use --resume or another "
+                                  f"directory")
+        if config.method not in M.METHODS:
+            raise ValueError(f"unknown method {config.method!r} (one of {', '.join(M.METHODS)})")
+        M.select_weights(config.params)  # fail early on a bad pattern
+        os.makedirs(run_dir, exist_ok=True)
+        W = P.load(config.init) if config.init else P.default_weights()
+        state = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
+                 "leaves_pass": -1, "done": False, "W": [int(v) for v in W], "K": 0.0,
+                 "elapsed": 0.0}
+        run = cls(run_dir, config, state)
+        _write_atomic(run.path("run.json"), json.dumps(asdict(config), indent=2) + "\n")
+        _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, 0)
+        _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, 0)
+        run._save()
+        return run
+
+    @classmethod
+    def open(cls, run_dir, threads=None):
+        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
+            config = RunConfig(**json.load(f))
+        if threads:
+            config.threads = threads  # the thread count does not change any result
+        with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
+            state = json.load(f)
+        run = cls(run_dir, config, state)
+        _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, state["history_rows"])
+        _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, state["pass_rows"])
+        return run
+
+    @property
+    def W(self):
+        return np.array(self.state["W"], dtype=np.int64)
+
+    def _save(self, W=None):
+        if W is not None:
+            self.state["W"] = [int(v) for v in W]
+        self.state["K"] = self.K
+        W = self.W
+        text = P.format_params(W)
+        _write_atomic(self.path("params.txt"), text)
+        _write_atomic(self.path("state.json"), json.dumps(self.state) + "\n")
+
+    def _append(self, name, values):
+        with open(self.path(name), "a", encoding="utf-8") as f:
+            f.write(_csv_row(values) + "\n")
+
+    # -- data ----------------------------------------------------------------
+
+    def load_data(self):
+        """The training and validation sets (a seeded split, the same on every resume)."""
+        c = self.config
+        ps = load_many(c.data, skip_bad=c.skip_bad, skip_plies=c.skip_plies)
+        if c.limit:
+            ps = ps.subset(np.arange(min(c.limit, len(ps))))
+        order = np.random.default_rng(c.seed).permutation(len(ps))
+        n_valid = int(round(c.valid * len(ps)))
+        self._valid = ps.subset(np.sort(order[:n_valid]))
+        self._train = ps.subset(np.sort(order[n_valid:]))
+        return ps
+
+    # -- tuning --------------------------------------------------------------
+
+    def tune(self, progress=True, log=print):
+        """Run passes until no parameter moves (or max_passes); returns the final W."""
+        from tqdm import tqdm
+
+        c = self.config
+        if self._train is None:
+            ps = self.load_data()
+            log(f"data: {ps.summary()}; train {len(self._train)}, valid {len(self._valid)}")
+        train, valid = self._train, self._valid
+        sc = Scorer(c.threads)
+        if not self.K:
+            if c.k:
+                self.K = float(c.k)
+            else:
+                q, _ = sc.qsearch_scores(self.W, train.rows)
+                self.K = fit_k(q, train.results)
+            c.k = self.K
+            _write_atomic(self.path("run.json"), json.dumps(asdict(c), indent=2) + "\n")
+            self._save()
+            log(f"K = {self.K:.6f}")
+        K = self.K
+        gradient = c.method in (M.ADAM, M.ADAGRAD)
+        indices = M.select_weights(c.params, linear_only=gradient)
+        if len(indices) == 0:
+            raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
+        leaves_t = leaves_v = None
+        traces = None
+        gstate = None
+        t_start = time.time() - self.state.get("elapsed", 0.0)
+
+        while not self.state["done"] and self.state["pass"] < c.max_passes:
+            p = self.state["pass"]
+            W = self.W
+            # leaves: re-resolved at the start of every resolve_every-th pass
+            want = p - p % max(1, c.resolve_every)
+            if self.state["leaves_pass"] != want and self.state["cursor"] == 0:
+                _, leaves_t = sc.qsearch_scores(W, train.rows)
+                _, leaves_v = sc.qsearch_scores(W, valid.rows)
+                tmp = self.path("leaves.tmp.npz")
+                np.savez(tmp, train=leaves_t, valid=leaves_v, tag=want, W=W)
+                os.replace(tmp, self.path("leaves.npz"))
+                self.state["leaves_pass"] = want
+                self._save()
+                traces = None
+                W_resolved = W
+            elif leaves_t is None:
+                with np.load(self.path("leaves.npz")) as z:
+                    leaves_t, leaves_v, W_resolved = z["train"], z["valid"], z["W"]
+            t0 = time.time()
+
+            def f(Wx, _rows=leaves_t, _res=train.results):
+                return error(sc.leaf_scores(Wx, _rows), _res, K)
+
+            if gradient and self.state["cursor"] < len(indices):
+                if traces is None:
+                    from tuner.sparse import sparse_traces
+
+                    traces = sparse_traces(W_resolved, leaves_t, c.threads)
+                if gstate is None:
+                    gstate = M.GradientState(W, c.method, c.lr or None)
+                    if self.state.get("gradient"):
+                        with np.load(self.path(self.state["gradient"])) as z:
+                            gstate.restore(z)
+                mask = np.zeros(P.N_WEIGHTS, dtype=bool)
+                mask[indices] = True
+                M.gradient_epoch(gstate, traces, train.results, K, mask, c.batch_size,
+                                 seed=c.seed * 100003 + p)
+                W_new = gstate.rounded(W)
+                moved = int(np.sum(W_new != W))
+                e_t = f(W_new)
+                e_v = error(sc.leaf_scores(W_new, leaves_v), valid.results, K)
+                previous = self.state.get("gradient")
+                name = f"gradient-{p}.npz"
+                tmp = self.path("gradient.tmp.npz")
+                np.savez(tmp, **gstate.arrays())
+                os.replace(tmp, self.path(name))
+                self.state["gradient"] = name
+                self._append("history.csv", [p, "epoch", float("nan"), float(moved), e_t, e_v,
+                                             round(time.time() - t_start, 3)])
+                self.state["history_rows"] += 1
+                self.state["moved"] = moved
+                self.state["cursor"] = len(indices)
+                self._save(W_new)
+                if previous and previous != name and os.path.exists(self.path(previous)):
+                    os.remove(self.path(previous))
+                log(f"epoch {p}: E train {e_t:.6f}, E valid {e_v:.6f}, {moved} weights changed")
+            elif not gradient:
+                e = f(W)
+                bar = tqdm(total=len(indices), initial=self.state["cursor"], disable=not progress,
+                           desc=f"pass {p}", unit="param", dynamic_ncols=True)
+                evals = [0]
+
+                def fc(Wx, _evals=evals, _f=f):
+                    _evals[0] += 1
+                    return _f(Wx)
+
+                for k in range(self.state["cursor"], len(indices)):
+                    i = int(indices[k])
+                    old, new, e = M.tune_parameter(c.method, fc, W, i, e, c.partial)
+                    e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
+                    self._append("history.csv", [p, M.weight_label(i), old, new, e, e_v,
+                                                 round(time.time() - t_start, 3)])
+                    self.state["history_rows"] += 1
+                    self.state["cursor"] = k + 1
+                    self.state["moved"] += int(new != old)
+                    self.state["elapsed"] = time.time() - t_start
+                    self._save(W)
+                    dt = max(1e-9, time.time() - t0)
+                    bar.set_postfix(E=f"{e:.6f}", pos_s=f"{evals[0] * len(train) / dt:.3g}")
+                    bar.update(1)
+                bar.close()
+            # end of the pass: full quiescence E of both sets
+            W = self.W
+            eq_t = error(sc.qsearch_scores(W, train.rows)[0], train.results, K)
+            eq_v = error(sc.qsearch_scores(W, valid.rows)[0], valid.results, K)
+            e_t = f(W)
+            e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
+            moved = self.state["moved"]
+            self._append("passes.csv", [p, moved, e_t, e_v, eq_t, eq_v,
+                                        round(time.time() - t_start, 3)])
+            self.state["pass_rows"] += 1
+            log(f"pass {p}: {moved} moved; E train {e_t:.6f} valid {e_v:.6f} "
+                f"(qsearch {eq_t:.6f} / {eq_v:.6f})")
+            self.state["pass"] = p + 1
+            self.state["cursor"] = 0
+            self.state["moved"] = 0
+            if moved == 0:
+                self.state["done"] = True
+            self.state["elapsed"] = time.time() - t_start
+            self._save()
+        return self.W
+
+
+def history(run_dir):
+    """The history table as a pandas DataFrame."""
+    import pandas as pd
+
+    return pd.read_csv(os.path.join(run_dir, "history.csv"))
