@@ -245,10 +245,11 @@ def load_epd(path, skip_bad=False, validate=True) -> PositionSet:
     if validate and len(rows):
         from tuner.kernels import illegal_rows
 
-        for k in np.nonzero(illegal_rows(rows))[0]:
+        illegal = illegal_rows(rows)
+        for k in np.nonzero(illegal)[0]:
             lineno, line = lines[k]
             _bad_line(path, lineno, "the side not to move is in check", line, skip_bad, bad)
-        keep = ~illegal_rows(rows)
+        keep = ~illegal
         rows, results = rows[keep], results[keep]
     return PositionSet(rows, results, len(bad), [str(path)], bad[:10])
 

@@ -1,0 +1,107 @@
+"""tuner.positions: EPD result forms, FEN forms, PGN labels and skips, bad lines, the cache."""
+
+import numpy as np
+import pytest
+
+from tests.conftest import DATA
+from tuner import positions as Ps
+
+START = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+START4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
+
+
+@pytest.mark.parametrize("tail, result", [
+    ('c9 "1-0";', 1.0), ('c9 "1/2-1/2";', 0.5), ('c9 "0-1";', 0.0), ("[1.0]", 1.0),
+    ("[0.5]", 0.5), ("[0.0]", 0.0), ("1-0", 1.0), ("1/2-1/2", 0.5), ("0-1", 0.0),
+    ('id "x"; c9 "0-1";', 0.0),
+])
+def test_epd_result_forms_are_read(tail, result):
+    row, r = Ps.parse_epd_line(f"{START4} {tail}")
+    assert r == result
+    assert Ps.row_to_fen(row).split()[:3] == START.split()[:3]
+
+
+def test_six_field_fen_with_a_trailing_result():
+    row, r = Ps.parse_epd_line(f"{START} 1-0")
+    assert r == 1.0
+    row4, _ = Ps.parse_epd_line(f"{START4} [1.0]")
+    assert np.array_equal(row, row4)
+
+
+def test_pack_round_trip_keeps_side_castling_and_en_passant():
+    fen = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"
+    assert Ps.row_to_fen(Ps.pack_fen(fen)) == fen.replace(" 0 3", " 0 1")
+
+
+def _write(tmp_path, lines, name="x.epd"):
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_bad_line_is_reported_with_file_and_line_number(tmp_path):
+    p = _write(tmp_path, [f"{START4} [1.0]", "", f"{START4} no result here",
+                          f"{START4} [0.5]"])
+    with pytest.raises(Ps.DataError, match=r"x\.epd:3: no result"):
+        Ps.load_epd(p)
+
+
+def test_bad_fen_is_reported_with_its_line_number(tmp_path):
+    p = _write(tmp_path, [f"{START4} [1.0]", "rnbqkbnr/ppppppp/8 w - - [0.5]"])
+    with pytest.raises(Ps.DataError, match=r"x\.epd:2: expected 8 ranks"):
+        Ps.load_epd(p)
+
+
+def test_illegal_position_is_reported_with_its_line_number(tmp_path):
+    # white to move but black is in check: impossible
+    p = _write(tmp_path, [f"{START4} [1.0]", f"{START4} [1.0]", "4k3/8/8/8/8/8/8/K3R3 w - - 1-0"])
+    with pytest.raises(Ps.DataError, match=r"x\.epd:3: the side not to move is in check"):
+        Ps.load_epd(p)
+
+
+def test_skip_bad_counts_and_summarises(tmp_path):
+    p = _write(tmp_path, [f"{START4} [1.0]", "garbage", f"{START4} [0.5]", "8/8 w - - 1-0"])
+    ps = Ps.load_epd(p, skip_bad=True)
+    assert len(ps) == 2 and ps.bad == 2
+    assert "2 bad lines skipped" in ps.summary()
+    assert "x.epd:2" in ps.summary()
+
+
+def test_pgn_positions_take_the_game_result_and_skip_openings_checks_and_mates():
+    import chess
+    import chess.pgn
+
+    ps = Ps.load_pgn(DATA / "tuner_games_5.pgn", skip_plies=8)
+    with open(DATA / "tuner_games_5.pgn") as f:
+        expected = []
+        while (game := chess.pgn.read_game(f)) is not None:
+            r = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[game.headers["Result"]]
+            board = game.board()
+            for ply, node in enumerate(game.mainline(), 1):
+                board.push(node.move)
+                mate = "M" in node.comment.split("/")[0]
+                if ply > 8 and not board.is_check() and not mate:
+                    expected.append((board.fen(), r))
+    assert len(ps) == len(expected) > 100
+    for k in (0, len(ps) // 2, len(ps) - 1):
+        assert Ps.row_to_fen(ps.rows[k]).split()[:2] == expected[k][0].split()[:2]
+        assert ps.results[k] == expected[k][1]
+    assert Ps.has_mate_score("+M9/21 0.003s") and Ps.has_mate_score("#-3")
+    assert not Ps.has_mate_score("+0.80/8 0.018s") and not Ps.has_mate_score("book")
+
+
+def test_cached_load_equals_the_parse_and_notices_changes(tmp_path):
+    p = _write(tmp_path, [f"{START4} [1.0]", f"{START4} [0.5]"])
+    cache = tmp_path / "cache"
+    a = Ps.load(p, cache_dir=str(cache))
+    assert len(list(cache.iterdir())) == 1
+    b = Ps.load(p, cache_dir=str(cache))
+    assert np.array_equal(a.rows, b.rows) and np.array_equal(a.results, b.results)
+    _write(tmp_path, [f"{START4} [1.0]", f"{START4} [0.5]", f"{START4} [0.0]"])
+    assert len(Ps.load(p, cache_dir=str(cache))) == 3
+
+
+def test_the_quiet_sample_loads():
+    ps = Ps.load(DATA / "tuner_quiet_200.epd", use_cache=False)
+    assert len(ps) == 200 and ps.bad == 0
+    assert set(np.unique(ps.results)) <= {0.0, 0.5, 1.0}
