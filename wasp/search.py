@@ -753,6 +753,8 @@ class Searcher:
         self._timer_stop = threading.Event()
         self.external_stop: threading.Event | None = None  # set by the UCI `stop`
         self.search_start: float | None = None
+        self.on_currmove = None  # called as (depth, move, number) about once a second
+        self._depth = 0
 
     # -- options -----------------------------------------------------------------------
     def set_hash(self, mb: int) -> None:
@@ -782,14 +784,21 @@ class Searcher:
 
     # -- the search --------------------------------------------------------------------
     def _timer(self) -> None:
+        last_currmove = time.monotonic()
         while not self._timer_stop.wait(0.002):
             if self.external_stop is not None and self.external_stop.is_set():
                 self.SD[SD_STOP] = 1
                 return
+            now = time.monotonic()
             d = self.hard_deadline
-            if d is not None and time.monotonic() >= d:
+            if d is not None and now >= d:
                 self.SD[SD_STOP] = 1
                 return
+            if self.on_currmove is not None and now - last_currmove >= 1.0:
+                last_currmove = now
+                m = int(self.SD[SD_CURRMOVE])
+                if m and self._depth > 0:
+                    self.on_currmove(self._depth, move_to_uci(m), int(self.SD[SD_CURRMOVENUM]))
 
     def search(self, position, limits: Limits | None = None, on_info=None) -> Result:
         """Iterative deepening on a copy of `position` (a wasp.board.Position)."""
@@ -799,6 +808,7 @@ class Searcher:
         start = time.monotonic()
         self.search_start = start
         SD[SD_STOP] = 0
+        SD[SD_CURRMOVE] = 0
         SD[SD_NODES] = 0
         SD[SD_QNODES] = 0
         SD[SD_SELDEPTH] = 0
@@ -873,6 +883,7 @@ class Searcher:
                          int(tt_hashfull(TT, self.age))))
 
         for depth in range(1, max_depth + 1):
+            self._depth = depth
             nodes_before = int(SD[SD_NODES])
             SD[SD_ROOT_SKIP:SD_ROOT_SKIP + n] = 0
             lines = []

@@ -320,6 +320,8 @@ class UciEngine:
         result = None
         try:
             searcher.external_stop = self.external_stop
+            searcher.on_currmove = lambda d, m, k: self.send(
+                f"info depth {d} currmove {m} currmovenumber {k}")
             result = searcher.search(pos, limits, on_info=lambda ln: self.send(ln.uci()))
         except Exception as exc:  # report, and still answer with a legal move
             self.info_string(f"search error: {type(exc).__name__}: {exc}")
