@@ -1,0 +1,118 @@
+"""tuner.run and wasp-tune: the run directory, SIGKILL and --resume, the CLI's errors and help."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import DATA, ROOT
+from tuner import cli
+from wasp import params as P
+
+EPD = str(DATA / "tuner_quiet_200.epd")
+ARGS = ["run", EPD, "-method", "local", "-params", "pst_knight", "pst_bishop", "-max-passes",
+        "1", "-k", "1.2", "-quiet"]
+
+
+def _env(tmp_path):
+    env = dict(os.environ)
+    env["WASP_TUNE_CACHE"] = str(tmp_path / "data-cache")
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _cli(tmp_path, args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "tuner.cli", *args], cwd=ROOT,
+                            env=_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def _rows(path):
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        return max(0, len(f.read().splitlines()) - 1)
+
+
+def test_resume_after_sigkill_gives_the_same_parameters_as_an_uninterrupted_run(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    p = _cli(tmp_path, [*ARGS, "-dir", str(a)])
+    out = p.communicate(timeout=600)[0]
+    assert p.returncode == 0, out
+
+    p = _cli(tmp_path, [*ARGS, "-dir", str(b)])
+    deadline = time.time() + 600
+    while _rows(b / "history.csv") < 60 and p.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    assert p.poll() is None, "the run ended before it could be killed"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    killed_at = _rows(b / "history.csv")
+    assert 0 < killed_at < 256
+
+    p = _cli(tmp_path, ["run", "-dir", str(b), "--resume", "-quiet"])
+    out = p.communicate(timeout=600)[0]
+    assert p.returncode == 0, out
+    assert "resuming" in out
+
+    assert P.load(a / "params.txt").tolist() == P.load(b / "params.txt").tolist()
+    ha, hb = pd.read_csv(a / "history.csv"), pd.read_csv(b / "history.csv")
+    assert len(ha) == len(hb) == 256  # nothing lost or redone
+    cols = ["pass", "parameter", "old", "new", "e_train", "e_valid"]
+    pd.testing.assert_frame_equal(ha[cols], hb[cols])
+    assert list(pd.read_csv(a / "passes.csv").columns)[:4] == ["pass", "moved", "e_train",
+                                                                "e_valid"]
+    assert (ha["new"] != ha["old"]).any()
+
+
+def test_run_lowers_the_training_error_and_writes_a_loadable_parameter_file(tmp_path):
+    d = tmp_path / "r"
+    assert cli.main(["run", EPD, "-dir", str(d), "-method", "binary", "-params", "*_value",
+                     "-max-passes", "2", "-quiet", "-valid", "0.2"]) == 0
+    passes = pd.read_csv(d / "passes.csv")
+    hist = pd.read_csv(d / "history.csv")
+    assert hist["e_train"].iloc[-1] < hist["e_train"].iloc[0] or len(hist) == 0
+    assert len(passes) >= 1
+    W = P.load(d / "params.txt")
+    assert W.shape == (P.N_WEIGHTS,)
+    import json
+
+    assert json.loads((d / "run.json").read_text())["k"] > 0
+
+
+def test_gradient_run_resumes_from_its_epoch_checkpoint(tmp_path):
+    base = ["run", EPD, "-method", "adam", "-params", "*_value", "-k", "1.2", "-quiet",
+            "-batch-size", "64"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli.main([*base, "-dir", str(a), "-max-passes", "4"]) == 0
+    assert cli.main([*base, "-dir", str(b), "-max-passes", "2"]) == 0
+    # continue b to four epochs: raise its limit and resume
+    import json
+
+    cfg = json.loads((b / "run.json").read_text())
+    cfg["max_passes"] = 4
+    (b / "run.json").write_text(json.dumps(cfg))
+    assert cli.main(["run", "-dir", str(b), "--resume", "-quiet"]) == 0
+    assert np.array_equal(P.load(a / "params.txt"), P.load(b / "params.txt"))
+
+
+def test_bad_line_stops_the_cli_with_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.epd"
+    bad.write_text(open(EPD).readline() + "this is not a position\n")
+    with pytest.raises(SystemExit, match=r"bad\.epd:2:"):
+        cli.main(["error", str(bad)])
+    with pytest.raises(SystemExit, match="already holds a run|bad.epd:2"):
+        cli.main(["run", str(bad), "-dir", str(tmp_path / "r")])
+
+
+def test_help_shows_an_example(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "wasp-tune run positions.epd" in out and "--resume" in out
+    assert "data" not in cli.build_parser()._subparsers._group_actions[0].choices
