@@ -1,10 +1,11 @@
 """The tuner's quiescence search: captures and promotions, stand pat, alpha-beta, MVV-LVA order.
 
-No transposition table and no check detection (a position in check still stands pat), as in
-Texel's method. Besides the score it keeps the principal variation, so the position the score
-comes from (the leaf) can be rebuilt: the error of another parameter vector can then be taken
-from leaf evaluations alone. By construction the leaf's static evaluation equals the
-quiescence score (same side's view).
+Delta pruning skips a capture that cannot reach alpha even with the captured piece's value
+plus `DELTA_MARGIN`. No transposition table and no check detection (a position in check still
+stands pat), as in Texel's method. Besides the score it keeps the principal variation, so the
+position the score comes from (the leaf) can be rebuilt: the error of another parameter vector
+can then be taken from leaf evaluations alone. By construction the leaf's static evaluation
+equals the quiescence score (same side's view).
 
 Buffers: `buf` int32 [QPLY, BUF_WIDTH], one row per ply: the moves, their order keys, the
 principal variation from that ply and its length.
@@ -16,6 +17,7 @@ from numba import njit
 from tuner.kernels import pack_state
 from wasp.evaluate import evaluate
 from wasp.movegen import generate
+from wasp.params import PAWN_VALUE_EG
 from wasp.position import make_move, unmake_move
 from wasp.types import (
     EMPTY,
@@ -37,6 +39,7 @@ B_PV = 2 * MAX_MOVES
 B_PVLEN = B_PV + QPLY
 BUF_WIDTH = B_PVLEN + 1
 INF = 1 << 20
+DELTA_MARGIN = 200  # centipawns above the captured piece's endgame value
 
 # MVV-LVA: victim value * 8 - attacker type; a promotion counts its new piece as a victim too.
 _VICTIM = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)
@@ -92,6 +95,12 @@ def qsearch(T, S, W, E, info, buf, alpha, beta, ply):
             row[B_KEYS + i] = row[B_KEYS + k]
             row[B_KEYS + k] = t
         m = row[B_MOVES + i]
+        # delta pruning: a capture that cannot lift the score to alpha even with a margin
+        if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK == 0:
+            victim = S.st[MAILBOX + ((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)]
+            gain = W[PAWN_VALUE_EG] if victim == EMPTY else W[PAWN_VALUE_EG + 2 * (victim % 6)]
+            if best + gain + DELTA_MARGIN <= alpha:
+                continue
         make_move(T, S, m)
         score = -qsearch(T, S, W, E, info, buf, -beta, -alpha, ply + 1)
         unmake_move(T, S)
