@@ -215,6 +215,9 @@ class Run:
                 with np.load(self.path("leaves.npz")) as z:
                     leaves_t, leaves_v, W_resolved = z["train"], z["valid"], z["W"]
             t0 = time.time()
+            if p == 0 and self.state["cursor"] == 0:
+                log(f"start: E train {error(sc.leaf_scores(W, leaves_t), train.results, K):.6f}"
+                    f" valid {error(sc.leaf_scores(W, leaves_v), valid.results, K):.6f}")
 
             def f(Wx, _rows=leaves_t, _res=train.results):
                 return error(sc.leaf_scores(Wx, _rows), _res, K)
