@@ -1,10 +1,8 @@
-"""Shared test set-up: one numba cache for the whole run, and the repo's data folder."""
+"""Shared test set-up: the repo's data folder, and one numba cache for the whole run."""
 
-import os
 import pathlib
+
+import wasp  # noqa: F401  (keys NUMBA_CACHE_DIR to the sources; engine subprocesses inherit it)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-
-# Share one cache across the run and with engine subprocesses (set before numba loads).
-os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))

@@ -4,9 +4,55 @@ Importing `wasp` stays light: numpy, numba and the kernels load on first use of
 `wasp.Position` (or of a submodule).
 """
 
+import hashlib
+import os
+import pathlib
+import sys
+
 __version__ = "0.1.0"
 
-__all__ = ["Position", "IllegalMoveError", "STARTING_FEN", "__version__"]
+__all__ = ["Position", "IllegalMoveError", "STARTING_FEN", "__version__", "cache_dir"]
+
+_SOURCES = ("wasp", "tuner")  # packages whose kernels share the cache
+
+
+def _source_key() -> str:
+    """A digest of every kernel source file: the cache directory's name."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    h = hashlib.sha1(__version__.encode())
+    for package in _SOURCES:
+        for path in sorted((root / package).glob("*.py")):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> str:
+    """numba's cache directory for this process.
+
+    Numba notices edits to a kernel's own file but not to the callees and constants
+    it takes from other files, so unless NUMBA_CACHE_DIR is set, the cache lives in
+    a directory keyed by all kernel sources: an edit anywhere means a fresh compile,
+    never a stale kernel. Base: WASP_CACHE_DIR, else ~/.cache/wasp-py.
+    """
+    explicit = os.environ.get("NUMBA_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("WASP_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "wasp-py")
+    return os.path.join(base, f"numba-{_source_key()}")
+
+
+def _use_keyed_cache() -> None:
+    path = cache_dir()
+    os.environ["NUMBA_CACHE_DIR"] = path  # subprocesses (engines, workers) share it
+    if "numba" in sys.modules:  # numba read its config already: tell it too
+        from numba.core import config
+
+        config.CACHE_DIR = path
+
+
+_use_keyed_cache()
 
 
 def __getattr__(name):

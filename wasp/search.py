@@ -92,7 +92,7 @@ from wasp.position import (
 )
 
 # The evaluation: this one line chooses it (same interface in wasp.evaluate).
-from wasp.pst_eval import default_weights, evaluate, new_eval_cache
+from wasp.evaluate import clear_eval_cache, default_weights, evaluate, new_eval_cache
 from wasp.see import SEE_VALUE, captured_type, see
 from wasp.tt import (
     BOUND_EXACT,
@@ -774,7 +774,7 @@ class Searcher:
     def clear(self) -> None:
         """Forget everything learnt (`ucinewgame`, `Clear Hash`)."""
         self.TT[:] = 0
-        self.E[:] = 0
+        clear_eval_cache(self.E)
         SD = self.SD
         SD[SD_KILLERS:SD_PVLEN] = 0  # killers, countermoves, history
         self.age = 0

@@ -1,0 +1,143 @@
+"""The xboard protocol: scripted sessions, bad input, and whole games under python-chess's
+xboard driver against Debian's fairymax."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import chess
+import chess.engine
+import pytest
+
+from tests.conftest import ROOT
+
+WASP_XBOARD = [sys.executable, "-m", "wasp.cli"]
+
+
+def _find(name):
+    return shutil.which(name) or (f"/usr/games/{name}"
+                                  if os.path.exists(f"/usr/games/{name}") else None)
+
+
+class Session:
+    """Our engine in xboard mode, read line by line."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(WASP_XBOARD, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, bufsize=1, cwd=ROOT)
+        self.send("xboard")
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def expect(self, prefix, timeout=120):
+        deadline = time.monotonic() + timeout
+        seen = []
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line.rstrip())
+            if line.startswith(prefix):
+                return line.rstrip()
+        raise AssertionError(f"no line starting {prefix!r}; got {seen[-10:]}")
+
+    def close(self):
+        self.send("quit")
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def session():
+    s = Session()
+    yield s
+    if s.proc.poll() is None:
+        s.close()
+
+
+def test_handshake_ping_and_errors(session):
+    session.send("protover 2")
+    feature = session.expect("feature ")
+    for f in ("ping=1", "setboard=1", "usermove=1", "time=1", "sigint=0", "sigterm=0",
+              "myname="):
+        assert f in feature
+    session.expect("feature done=1")
+    session.send("frobnicate 3")
+    session.expect("Error (unknown command): frobnicate 3")
+    session.send("setboard not/a/fen w - - 0 1")
+    session.expect("Error (invalid FEN)")
+    session.send("level x y z")
+    session.expect("Error (")
+    session.send("usermove e2e5")
+    session.expect("Illegal move: e2e5")
+    session.send("ping 7")
+    session.expect("pong 7")
+
+
+def test_plays_a_move_and_answers_user_moves(session):
+    session.send("protover 2")
+    session.expect("feature done=1")
+    for line in ("new", "post", "st 0.3", "usermove e2e4"):
+        session.send(line)
+    assert session.expect("move ").split()[1] in {m.uci() for m in chess.Board(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").legal_moves}
+    session.send("force")
+    session.send("setboard 6k1/5ppp/8/8/8/8/5PPP/3Q2K1 w - - 0 1")
+    session.send("sd 3")
+    session.send("go")
+    assert session.expect("move ") == "move d1d8"
+    session.expect("1-0 {checkmate")
+
+
+def test_analyze_undo_remove_and_memory(session):
+    session.send("protover 2")
+    session.expect("feature done=1")
+    for line in ("new", "force", "usermove e2e4", "usermove e7e5", "memory 8", "analyze"):
+        session.send(line)
+    info = session.expect("1 ")  # depth-1 thinking line: ply score time nodes pv
+    assert len(info.split()) >= 5
+    session.send("undo")
+    session.send("remove")  # back to the start position
+    session.send("exit")
+    session.send("remove")
+    session.expect("Error (no moves to take back)")
+    session.send("ping 2")
+    session.expect("pong 2")
+
+
+def _play_game(white, black, base=6.0, inc=0.1, max_plies=160):
+    board = chess.Board()
+    clocks = {chess.WHITE: base, chess.BLACK: base}
+    engines = {chess.WHITE: white, chess.BLACK: black}
+    while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
+        limit = chess.engine.Limit(white_clock=clocks[chess.WHITE],
+                                   black_clock=clocks[chess.BLACK], white_inc=inc,
+                                   black_inc=inc)
+        start = time.monotonic()
+        result = engines[board.turn].play(board, limit)
+        used = time.monotonic() - start
+        clocks[board.turn] += inc - used
+        assert clocks[board.turn] > 0, f"time loss by {'white' if board.turn else 'black'}"
+        assert result.move in board.legal_moves
+        board.push(result.move)
+    return board
+
+
+@pytest.mark.engines
+def test_whole_games_against_fairymax():
+    fairymax = _find("fairymax")
+    if fairymax is None:
+        pytest.skip("fairymax is not installed (apt-get install fairymax)")
+    ours = chess.engine.SimpleEngine.popen_xboard(WASP_XBOARD, cwd=ROOT, timeout=120)
+    theirs = chess.engine.SimpleEngine.popen_xboard(fairymax)
+    try:
+        for ours_white in (True, False):
+            white, black = (ours, theirs) if ours_white else (theirs, ours)
+            board = _play_game(white, black)
+            assert board.ply() > 10
+    finally:
+        ours.quit()
+        theirs.quit()
