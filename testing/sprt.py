@@ -24,11 +24,9 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
+from statistics import NormalDist
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import erf
-from scipy.stats import norm
 
 __all__ = [
     "NELO_DIVIDED_BY_NT",
@@ -49,7 +47,7 @@ __all__ = [
 #: nElo per unit of t-value: 800 / ln(10) = 347.43558552260146 (fishtest ``nelo_divided_by_nt``).
 NELO_DIVIDED_BY_NT = 800.0 / math.log(10.0)
 #: Two-sided 95 % normal quantile, Phi^-1(0.975) = 1.959963984540054.
-Z95 = float(norm.ppf(0.975))
+Z95 = NormalDist().inv_cdf(0.975)  # stdlib: scipy loads only for the LLR solver
 #: Value substituted for a zero count before the LLR is computed (fishtest ``regularize``).
 REGULARIZATION = 1e-3
 
@@ -199,7 +197,7 @@ def elo(counts: Sequence[float]) -> tuple[float, float, float]:
     with np.errstate(invalid="ignore"):
         err = float((np.float64(_score_to_elo(hi)) - np.float64(_score_to_elo(lo))) / 2.0)
     x = _div(-(mu - 0.5), math.sqrt(2.0) * se)
-    los = float((1.0 - erf(x)) / 2.0)
+    los = float((1.0 - math.erf(x)) / 2.0)
     return e, err, los
 
 
@@ -254,6 +252,8 @@ def _secular(a: np.ndarray, p: np.ndarray) -> float:
 
     def f(x: float) -> float:
         return float(np.sum(p * a / (1.0 + x * a)))
+
+    from scipy.optimize import brentq  # lazy: importing scipy costs about a second
 
     return float(brentq(f, -1.0 / w + _SECULAR_EPSILON, -1.0 / v - _SECULAR_EPSILON))
 
