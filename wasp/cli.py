@@ -19,6 +19,7 @@ EXAMPLES = """examples:
   wasp book build games.pgn --plies 16 -o book.bin
   wasp book probe book.bin "FEN"         list a position's book moves
   wasp play --side b --time 3            play the engine in the terminal (SAN moves)
+  wasp gui --port 8000                   a board in the browser at http://127.0.0.1:8000/
   wasp warmup                            compile and cache every kernel
 """
 
@@ -77,6 +78,11 @@ def _parser():
     pp.add_argument("--book", help="a Polyglot book for the engine's opening moves")
     pp.add_argument("--pgn", help="where to save the game (default wasp-game-<time>.pgn)")
 
+    pg = sub.add_parser("gui", help="serve a board in the browser (play and watch the engine)")
+    pg.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    pg.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only)")
+
     sub.add_parser("warmup", help="compile every kernel into the numba cache")
     return p
 
@@ -131,6 +137,10 @@ def main(argv=None):
         return print_trace(args.fen)
     if args.command == "book":
         return _book(args)
+    if args.command == "gui":
+        from wasp.gui import serve
+
+        return serve(host=args.host, port=args.port)
     if args.command == "play":
         from wasp.play import main as play_main
 
