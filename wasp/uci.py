@@ -41,6 +41,8 @@ class UciEngine:
         self.debug = False
         self.log = None
         self.pending_techniques = {}
+        self.own_book = False
+        self.book = None  # a wasp.book.Book once BookFile is set
         self.worker = None
         self.limits = None
         self.ponder_budget = None
@@ -120,6 +122,8 @@ class UciEngine:
         self.send("option name Clear Hash type button")
         self.send(f"option name Move Overhead type spin default {OVERHEAD_DEFAULT} min 0 max 5000")
         self.send("option name EvalFile type string default <empty>")
+        self.send("option name OwnBook type check default false")
+        self.send("option name BookFile type string default <empty>")
         for name in TECHNIQUES:
             self.send(f"option name {name} type check default true")
         self.send("uciok")
@@ -180,6 +184,19 @@ class UciEngine:
             self.overhead = v
         elif key == "evalfile":
             self._eval_file(value)
+        elif key == "ownbook":
+            self.own_book = _parse_bool(value)
+        elif key == "bookfile":
+            self.book = None
+            if value and value != "<empty>":
+                from wasp.book import Book
+
+                try:
+                    self.book = Book(value)
+                except (OSError, ValueError) as exc:
+                    self.info_string(f"BookFile not loaded: {exc}")
+                    return
+                self.info_string(f"BookFile {value}: {len(self.book)} entries")
         else:
             names = {t.lower(): t for t in TECHNIQUES}
             if key in names:
@@ -292,6 +309,12 @@ class UciEngine:
         budget = allocate(clock, inc, opts.get("movestogo"), opts.get("movetime"),
                           self.overhead, infinite=opts.get("infinite", False))
         ponder = opts.get("ponder", False)
+        if self.own_book and self.book is not None and not ponder and not opts.get("infinite"):
+            move = self.book.choose(pos)
+            if move and (not searchmoves or move in searchmoves):
+                self.info_string(f"book move {move}")
+                self.send(f"bestmove {move}")
+                return
         depth = opts.get("depth")
         if depth is not None:
             depth = max(1, depth)
@@ -403,6 +426,10 @@ def main() -> int:
     engine = UciEngine()
     try:
         for line in sys.stdin:
+            if line.strip() == "xboard" and engine.searcher is None:
+                from wasp.xboard import main as xboard_main  # the GUI speaks CECP
+
+                return xboard_main()
             if not engine.handle(line):
                 break
     except KeyboardInterrupt:

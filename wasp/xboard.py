@@ -30,6 +30,8 @@ class XboardEngine:
         self.engine_clock_ms = None
         self.engine_moves = 0
         self.hash_mb = HASH_DEFAULT
+        self.own_book = False
+        self.book = None  # a wasp.book.Book once the BookFile option is set
         self.worker = None
         self.stop_event = threading.Event()  # set by _stop: abandon the search, play nothing
         self.search_kind = None  # "think", "ponder" or "analyze"
@@ -82,6 +84,13 @@ class XboardEngine:
         from wasp.search import Limits
 
         self._stop()
+        if kind == "think" and self.own_book and self.book is not None:
+            move = self.book.choose(self.position)
+            if move:
+                self.position.push_uci(move)
+                self.engine_moves += 1
+                self.send(f"move {move}")
+                return
         self.stop_event.clear()
         self.search_kind = kind
         limits = self._limits() if kind == "think" else Limits(infinite=True)
@@ -174,7 +183,8 @@ class XboardEngine:
 
     def cmd_protover(self, args, line):
         self.send(f'feature ping=1 setboard=1 usermove=1 time=1 draw=0 sigint=0 sigterm=0 '
-                  f'reuse=1 analyze=1 colors=0 memory=1 myname="{ENGINE_NAME}" done=0')
+                  f'reuse=1 analyze=1 colors=0 memory=1 myname="{ENGINE_NAME}" '
+                  f'option="OwnBook -check 0" option="BookFile -file " done=0')
         self._load()
         self.send("feature done=1")
 
@@ -336,6 +346,25 @@ class XboardEngine:
     def cmd_remove(self, args, line):
         self.cmd_undo(args, line, count=2)
 
+    def cmd_option(self, args, line):
+        """`option NAME=VALUE` for the options declared in the feature line."""
+        text = line.strip()[len("option"):].strip()
+        name, _, value = text.partition("=")
+        name = name.strip()
+        if name == "OwnBook":
+            self.own_book = value.strip() not in ("0", "false", "")
+        elif name == "BookFile":
+            from wasp.book import Book
+
+            self.book = None
+            if value.strip():
+                try:
+                    self.book = Book(value.strip())
+                except (OSError, ValueError) as exc:
+                    self.send(f"telluser BookFile not loaded: {exc}")
+        else:
+            self.error("unknown option", line)
+
     def cmd_memory(self, args, line):
         mb = int(args[0])
         if not 1 <= mb <= HASH_MAX:
@@ -375,6 +404,7 @@ COMMANDS = {
     "undo": XboardEngine.cmd_undo,
     "remove": XboardEngine.cmd_remove,
     "memory": XboardEngine.cmd_memory,
+    "option": XboardEngine.cmd_option,
     # Accepted and ignored: information the engine does not use.
     "random": XboardEngine.cmd_ignore,
     "computer": XboardEngine.cmd_ignore,
@@ -386,7 +416,6 @@ COMMANDS = {
     "bk": XboardEngine.cmd_ignore,
     "cores": XboardEngine.cmd_ignore,
     "egtpath": XboardEngine.cmd_ignore,
-    "option": XboardEngine.cmd_ignore,
     ".": XboardEngine.cmd_ignore,
 }
 
