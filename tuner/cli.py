@@ -1,7 +1,8 @@
 """`wasp-tune`: Texel tuning of the Wasp evaluation from labelled positions.
 
 Subcommands: ``run`` (tune, or ``--resume`` a killed run), ``k`` (fit K), ``error`` (E of a
-parameter file). ``data`` is reserved for the dataset builder.
+parameter file); ``data`` (labelled sets from games, self-play) and ``loop`` (self-play -> data
+-> tune -> SPRT) are handed to `datasets.cli`.
 """
 
 import argparse
@@ -12,13 +13,24 @@ EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
   wasp-tune run games.pgn -dir runs/b -method adam -max-passes 20 -skip-plies 8
   wasp-tune run -dir runs/a --resume          # continue a killed run where it stopped
+  wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/c
   wasp-tune k positions.epd -params runs/a/params.txt
   wasp-tune error positions.epd -params runs/a/params.txt -k 1.2 -qsearch
+  wasp-tune data games.pgn -o sets/a         # quiet positions: sets/a/train.epd, valid.epd
+  wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000
+  wasp-tune loop --quick -dir loops/q         # play, build, tune, SPRT (resumable)
 
 Flags take one or two dashes (-dir or --dir). The run directory holds params.txt (load it in the
 engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and passes.csv
 (pandas.read_csv), run.json (the settings and K) and the checkpoint state.json.
 """
+
+
+# Subcommands implemented in datasets.cli (it parses their flags: `wasp-tune data --help`).
+DELEGATED = {
+    "data": "labelled sets from PGN games (quiet positions, split by game) or self-play",
+    "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
+}
 
 
 def _add_data_flags(p):
@@ -38,7 +50,7 @@ def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", metavar="{run,k,error}")
+    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop}")
 
     r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -57,6 +69,9 @@ def build_parser():
     r.add_argument("-init", "--init", default="", help="starting parameter file")
     r.add_argument("-valid", "--valid", type=float, default=0.1,
                    help="held-out validation fraction (default 0.1)")
+    r.add_argument("-valid-data", "--valid-data", nargs="+", default=[], metavar="FILE",
+                   help="validation set files (e.g. the valid.epd of 'wasp-tune data', split "
+                        "by game); the data files are then all training (-valid is ignored)")
     r.add_argument("-seed", "--seed", type=int, default=1, help="split and batch seed")
     r.add_argument("-max-passes", "--max-passes", type=int, default=10,
                    help="passes (epochs for the gradient methods), default 10")
@@ -80,6 +95,8 @@ def build_parser():
             p.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
             p.add_argument("-qsearch", "--qsearch", action="store_true",
                            help="only the full quiescence E (default: also the leaf E)")
+    for name, text in DELEGATED.items():
+        sub.add_parser(name, help=text, add_help=False)
     return ap
 
 
@@ -140,12 +157,18 @@ def cmd_error(args):
 
 
 def cmd_run(args):
+    import os
+
+    from datasets.tuning import VALID_FILE, SplitRun
     from tuner.positions import DataError
     from tuner.run import Run, RunConfig
 
+    split = bool(args.valid_data) or (args.resume and os.path.exists(
+        os.path.join(args.dir, VALID_FILE)))
+    cls = SplitRun if split else Run
     try:
         if args.resume:
-            run = Run.open(args.dir, threads=args.threads)
+            run = cls.open(args.dir, threads=args.threads)
             print(f"resuming {run}")
         else:
             if not args.data:
@@ -156,7 +179,11 @@ def cmd_run(args):
                                resolve_every=args.resolve_every, skip_bad=args.skip_bad,
                                skip_plies=args.skip_plies, limit=args.limit, init=args.init,
                                k=args.k, lr=args.lr, batch_size=args.batch_size)
-            run = Run.create(args.dir, config)
+            if split:
+                config.valid = 0.0
+                run = SplitRun.create_split(args.dir, config, args.valid_data)
+            else:
+                run = Run.create(args.dir, config)
         run.tune(progress=not args.quiet)
     except DataError as e:
         raise SystemExit(f"error: {e}\n(use --skip-bad to skip bad lines)") from None
@@ -167,6 +194,11 @@ def cmd_run(args):
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in DELEGATED:
+        from datasets.cli import main as datasets_main
+
+        return datasets_main(argv)
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.command is None:
