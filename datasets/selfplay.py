@@ -1,0 +1,88 @@
+"""Games for labelled sets and for SPRTs, played by the match runner (`wasp-match`).
+
+Each match runs in its own run directory as a subprocess (``python -m testing.cli``); a run
+directory that already holds games is resumed (``-resume``), so a killed match loses nothing. A
+``done.json`` beside it marks a match that finished.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OPENINGS = os.path.join(HERE, "openings-uho-2000.epd")
+DONE = "done.json"
+
+
+def wasp_engine(name, params="", hash_mb=16):
+    """`-engine` tokens for our engine run by this Python (``python -m wasp.cli``)."""
+    tokens = ["-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", f"name={name}",
+              f"option.Hash={hash_mb}"]
+    if params:
+        tokens.append(f"option.EvalFile={os.path.abspath(params)}")
+    return tokens
+
+
+def limit_tokens(nodes=0, tc=""):
+    """`-each` limit tokens: fixed nodes per move or a time control."""
+    if tc:
+        return [f"tc={tc}"]
+    if nodes <= 0:
+        raise ValueError("give nodes > 0 or a time control")
+    return [f"nodes={nodes}"]
+
+
+def match_done(out_dir) -> bool:
+    return os.path.exists(os.path.join(out_dir, DONE))
+
+
+def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, openings="",
+              seed=1, sprt=None, adjudicate=True, quiet=False, log=print):
+    """Play (or resume) a match of game pairs in ``out_dir/match``, PGN in ``out_dir/games.pgn``.
+
+    `engines` is a list of `-engine` token lists; `games` is rounded up to whole pairs; `sprt`
+    is None or a dict of ``-sprt`` settings (elo0, elo1, ...). Returns the run directory.
+    Raises RuntimeError when the runner fails.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    rundir = os.path.join(out_dir, "match")
+    pgn = os.path.join(out_dir, "games.pgn")
+    cmd = [sys.executable, "-m", "testing.cli"]
+    if os.path.exists(os.path.join(rundir, "games.sqlite")):
+        cmd += ["-resume", rundir, "-concurrency", str(concurrency)]
+        log(f"resuming the match in {rundir}")
+    else:
+        for e in engines:
+            cmd += e
+        cmd += ["-each", *limit_tokens(nodes, tc)]
+        cmd += ["-rounds", str(max(1, (games + 1) // 2)), "-repeat",
+                "-concurrency", str(concurrency), "-srand", str(seed),
+                "-openings", f"file={openings or DEFAULT_OPENINGS}", "order=random",
+                "-pgnout", pgn, "-rundir", rundir, "-recover", "-ratinginterval", "0"]
+        if adjudicate:
+            cmd += ["-draw", "movenumber=40", "movecount=8", "score=10",
+                    "-resign", "movecount=4", "score=1000", "-maxmoves", "200"]
+        if sprt:
+            cmd += ["-sprt", *[f"{k}={v}" for k, v in sprt.items()]]
+    cmd += ["-progress", "off"]
+    out = subprocess.DEVNULL if quiet else None
+    r = subprocess.run(cmd, stdout=out)
+    if r.returncode != 0:
+        raise RuntimeError(f"wasp-match failed (exit {r.returncode}): {' '.join(cmd)}")
+    with open(os.path.join(out_dir, DONE), "w", encoding="utf-8") as f:
+        json.dump({"rundir": rundir, "pgn": pgn, "command": cmd}, f, indent=2)
+    return rundir
+
+
+def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed=1,
+             params="", others=(), quiet=False, log=print):
+    """Self-play games of our engine (two instances, or against `others`' -engine tokens).
+
+    Returns the PGN path. With `others`, our engine plays a round robin with them.
+    """
+    engines = [wasp_engine("wasp", params)]
+    engines += [list(o) for o in others] if others else [wasp_engine("wasp", params)]
+    run_match(out_dir, engines, games, nodes=nodes, tc=tc, concurrency=concurrency,
+              openings=openings, seed=seed, quiet=quiet, log=log)
+    return os.path.join(out_dir, "games.pgn")
