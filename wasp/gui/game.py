@@ -1,0 +1,398 @@
+"""One game on the browser board: the position, who plays each side, and the engine's thread.
+
+The HTTP handlers only call the methods here; each takes the game's lock, so a move, an undo
+and the engine's answer never interleave. The engine searches a copy of the position outside
+the lock; an answer that arrives after the game moved on (undo, new settings) is dropped.
+"""
+
+import datetime
+import threading
+import time
+from dataclasses import dataclass
+
+from wasp.board import IllegalMoveError, Position, move_to_uci
+from wasp.fen import STARTING_FEN
+from wasp.play import game_over, pgn_text
+from wasp.san import line_to_san, to_san
+
+MOVETIME_RANGE = (50, 600_000)  # milliseconds per move
+DEPTH_RANGE = (1, 40)
+DEFAULT_MOVETIME = 1000
+HASH_MB = 16
+INFO_INTERVAL = 0.25  # seconds between live-search updates to the page
+
+
+class RequestError(ValueError):
+    """A request the game refuses; `status` is the HTTP code to answer with."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Player:
+    """Who plays a side: a human at the board or the engine with a time or depth limit."""
+
+    kind: str = "human"  # "human" or "engine"
+    movetime: int | None = None  # milliseconds per move (engine)
+    depth: int | None = None  # fixed depth instead of time (engine)
+
+    @classmethod
+    def from_json(cls, data, side: str) -> "Player":
+        if data is None:
+            return cls()
+        if isinstance(data, str):
+            data = {"type": data}
+        if not isinstance(data, dict):
+            raise RequestError(f"{side}: expected an object like {{\"type\": \"engine\"}}")
+        kind = data.get("type", "human")
+        if kind not in ("human", "engine"):
+            raise RequestError(f"{side}: type must be 'human' or 'engine', got {kind!r}")
+        if kind == "human":
+            return cls()
+        movetime, depth = data.get("movetime"), data.get("depth")
+        if movetime is not None and depth is not None:
+            raise RequestError(f"{side}: give movetime or depth, not both")
+        if depth is not None:
+            return cls("engine", depth=_int_in(depth, DEPTH_RANGE, f"{side} depth"))
+        if movetime is None:
+            movetime = DEFAULT_MOVETIME
+        return cls("engine", movetime=_int_in(movetime, MOVETIME_RANGE, f"{side} movetime (ms)"))
+
+    def to_json(self) -> dict:
+        out = {"type": self.kind}
+        if self.kind == "engine":
+            out.update({"movetime": self.movetime} if self.depth is None else {"depth": self.depth})
+        return out
+
+    def label(self) -> str:
+        """The PGN player name."""
+        if self.kind == "human":
+            return "Human"
+        if self.depth is not None:
+            return f"Wasp-Py (depth {self.depth})"
+        return f"Wasp-Py ({self.movetime / 1000:g} s/move)"
+
+    def limits(self):
+        from wasp.search import Limits
+
+        return Limits(depth=self.depth) if self.depth is not None else Limits(
+            movetime=self.movetime)
+
+
+def _int_in(value, bounds, name) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise RequestError(f"{name} must be a whole number, got {value!r}")
+    lo, hi = bounds
+    if not lo <= int(value) <= hi:
+        raise RequestError(f"{name} must be between {lo} and {hi}, got {int(value)}")
+    return int(value)
+
+
+def check_fen(fen) -> Position:
+    """The position for a FEN a user typed; RequestError names what is wrong."""
+    if not isinstance(fen, str) or not fen.strip():
+        raise RequestError("fen must be a non-empty string")
+    fen = " ".join(fen.split())
+    try:
+        position = Position(fen)
+    except ValueError as e:
+        raise RequestError(str(e)) from None
+    fields = position.fen().split()
+    fields[1] = "b" if fields[1] == "w" else "w"
+    fields[3] = "-"
+    if Position(" ".join(fields)).is_check():
+        mover = "black" if position.turn == 0 else "white"
+        raise RequestError(f"invalid fen {fen!r}: {mover} (not to move) is in check")
+    return position
+
+
+def score_text(score: int, turn: int) -> str:
+    """An engine score (centipawns for the side to move) as White sees it: +0.35, #3, #-2."""
+    from wasp.search import MATE, MATE_BOUND
+
+    white = score if turn == 0 else -score
+    if abs(white) >= MATE_BOUND:
+        moves = (MATE - abs(white) + 1) // 2
+        return f"#{moves}" if white > 0 else f"#-{moves}"
+    return f"{white / 100:+.2f}"
+
+
+def numbered(position: Position, sans: list[str]) -> str:
+    """A line of SAN moves with move numbers, from `position`: '12... Nf6 13. e5'."""
+    number, white = position.fullmove_number, position.turn == 0
+    words = []
+    for i, san in enumerate(sans):
+        if white:
+            words.append(f"{number}.")
+        elif i == 0:
+            words.append(f"{number}...")
+        words.append(san)
+        if not white:
+            number += 1
+        white = not white
+    return " ".join(words)
+
+
+def pv_san(position: Position, pv: list[str]) -> list[str]:
+    """SAN of a principal variation given in UCI, cut at the first move that is not legal."""
+    codes, probe = [], position.copy()
+    for text in pv:
+        try:
+            code = probe.parse_uci(text)
+        except IllegalMoveError:
+            break
+        codes.append(code)
+        probe.push(code)
+    return line_to_san(position, codes)
+
+
+class Game:
+    """A game: position, history in SAN with the engine's analysis, players, engine thread."""
+
+    def __init__(self, game_id: str, fen: str = STARTING_FEN, white=None, black=None):
+        start = check_fen(fen)
+        self.id = game_id
+        self.start_fen = start.fen()
+        self.position = start.copy()
+        self._start = start
+        self.players = [Player.from_json(white, "white"), Player.from_json(black, "black")]
+        self.moves: list[dict] = []  # {uci, san, by, analysis}
+        self.paused = False
+        self.version = 1  # bumped on every change; the page long-polls on it
+        self.epoch = 0  # bumped when a running search's answer would no longer fit
+        self.thinking = False
+        self.live: dict | None = None  # the running search's latest line
+        self.engine_error: str | None = None
+        self.created = datetime.datetime.now()
+        self.last_seen = time.monotonic()
+        self.closed = False
+        self.cond = threading.Condition()
+        self._searcher = None
+        self._thread = threading.Thread(target=self._engine_loop, name=f"wasp-gui-{game_id}",
+                                        daemon=True)
+        self._thread.start()
+
+    # -- state -------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self.version += 1
+        self.cond.notify_all()
+
+    def over(self):
+        return game_over(self.position)
+
+    def _engine_to_move(self) -> bool:
+        return (not self.closed and not self.paused and self.over() is None
+                and self.players[self.position.turn].kind == "engine")
+
+    def state(self) -> dict:
+        """Everything the page draws, as JSON."""
+        with self.cond:
+            self.last_seen = time.monotonic()
+            position, start = self.position, self._start
+            over = self.over()
+            turn = position.turn
+            check_square = None
+            if position.is_check():
+                king = "K" if turn == 0 else "k"
+                for sq in range(64):
+                    if position.piece_at(sq) == king:
+                        check_square = "abcdefgh"[sq & 7] + str(sq // 8 + 1)
+            human_turn = over is None and self.players[turn].kind == "human"
+            return {
+                "id": self.id,
+                "version": self.version,
+                "fen": position.fen(),
+                "start_fen": self.start_fen,
+                "turn": "w" if turn == 0 else "b",
+                "legal": position.legal_moves() if human_turn else [],
+                "human_to_move": human_turn,
+                "check": check_square,
+                "last_move": self.moves[-1]["uci"] if self.moves else None,
+                "moves": self.moves,
+                "first_move_number": start.fullmove_number,
+                "first_turn": "w" if start.turn == 0 else "b",
+                "players": {"white": self.players[0].to_json(),
+                            "black": self.players[1].to_json()},
+                "paused": self.paused,
+                "thinking": self.thinking,
+                "live": self.live if self.thinking else None,
+                "engine_error": self.engine_error,
+                "result": ({"result": over[0], "reason": over[1]} if over else None),
+            }
+
+    def wait_for_change(self, since: int, timeout: float) -> None:
+        """Block until the version passes `since` or `timeout` seconds go by."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.version > since or self.closed, timeout)
+
+    # -- requests ----------------------------------------------------------------------
+    def human_move(self, uci) -> None:
+        with self.cond:
+            if not isinstance(uci, str):
+                raise RequestError("move must be a string in UCI form, like 'e2e4' or 'e7e8q'")
+            over = self.over()
+            if over is not None:
+                raise RequestError(f"the game is over ({over[0]}, {over[1]})", 409)
+            side = "white" if self.position.turn == 0 else "black"
+            if self.players[self.position.turn].kind != "human":
+                raise RequestError(f"it is the engine's turn ({side} to move)", 409)
+            try:
+                code = self.position.parse_uci(uci.strip())
+            except IllegalMoveError as e:
+                raise RequestError(f"{e} ({side} to move)") from None
+            self._push(code, "human", None)
+
+    def _push(self, code: int, by: str, analysis) -> None:
+        san = to_san(self.position, code)
+        self.moves.append({"uci": move_to_uci(code), "san": san, "by": by,
+                           "analysis": analysis})
+        self.position.push(code)
+        self.epoch += 1
+        self._changed()
+
+    def undo(self) -> int:
+        """Take back one move, or with one human against the engine back to the human's turn.
+
+        Engine against engine pauses, so the engine does not replay at once. Returns the
+        number of moves taken back.
+        """
+        with self.cond:
+            if not self.moves:
+                raise RequestError("nothing to undo", 409)
+            self._stop_search()
+            kinds = [p.kind for p in self.players]
+            taken = 0
+            while self.moves:
+                self.position.pop()
+                self.moves.pop()
+                taken += 1
+                if "human" not in kinds or self.players[self.position.turn].kind == "human":
+                    break
+            if "human" not in kinds:
+                self.paused = True
+            self._changed()
+            return taken
+
+    def configure(self, white=None, black=None, paused=None) -> None:
+        """New players or strength mid-game, and pause or resume the engine."""
+        with self.cond:
+            players = list(self.players)
+            if white is not None:
+                players[0] = Player.from_json(white, "white")
+            if black is not None:
+                players[1] = Player.from_json(black, "black")
+            if paused is not None and not isinstance(paused, bool):
+                raise RequestError("paused must be true or false")
+            if players != self.players:
+                self._stop_search()
+            self.players = players
+            if paused is not None:
+                if paused:
+                    self._stop_search()
+                self.paused = paused
+            self._changed()
+
+    def move_now(self) -> None:
+        """Ask the thinking engine to play its best move so far."""
+        with self.cond:
+            if not self.thinking:
+                raise RequestError("the engine is not thinking", 409)
+            if self._searcher is not None:
+                self._searcher.stop()
+
+    def pgn(self) -> str:
+        with self.cond:
+            over = self.over()
+            headers = {
+                "Event": "Wasp-Py board",
+                "Site": "127.0.0.1",
+                "Date": self.created.strftime("%Y.%m.%d"),
+                "Round": "-",
+                "White": self.players[0].label(),
+                "Black": self.players[1].label(),
+                "Result": over[0] if over else "*",
+            }
+            return pgn_text(self.start_fen, [m["san"] for m in self.moves], headers)
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            self._stop_search()
+            self._changed()
+
+    # -- the engine --------------------------------------------------------------------
+    def _stop_search(self) -> None:
+        """Drop the running search's answer (caller holds the lock)."""
+        self.epoch += 1
+        if self.thinking and self._searcher is not None:
+            self._searcher.stop()
+
+    def _engine_loop(self) -> None:
+        while True:
+            with self.cond:
+                self.cond.wait_for(lambda: self.closed or self._engine_to_move())
+                if self.closed:
+                    return
+                epoch = self.epoch
+                snapshot = self.position.copy()
+                player = self.players[snapshot.turn]
+                if self._searcher is None:
+                    from wasp.search import Searcher
+
+                    self._searcher = Searcher(HASH_MB)
+                searcher = self._searcher
+                self.thinking, self.live, self.engine_error = True, None, None
+                self._changed()
+            try:
+                result = searcher.search(snapshot, player.limits(),
+                                         on_info=self._info_callback(snapshot, epoch))
+                error = None
+            except Exception as e:  # shown on the page; the server keeps serving
+                result, error = None, f"engine failed: {type(e).__name__}: {e}"
+            with self.cond:
+                self.thinking, self.live = False, None
+                if epoch != self.epoch:
+                    self._changed()
+                    continue
+                if error is None:
+                    try:
+                        code = self.position.parse_uci(result.best)
+                    except IllegalMoveError:
+                        error = f"engine returned an illegal move {result.best!r}"
+                if error is not None:
+                    self.engine_error = error
+                    self.paused = True
+                    self._changed()
+                    continue
+                pv = pv_san(self.position, result.pv)
+                analysis = {"score": score_text(result.score, self.position.turn),
+                            "depth": result.depth, "nodes": result.nodes,
+                            "time_ms": result.time_ms, "pv": pv,
+                            "pv_text": numbered(self.position, pv)}
+                self._push(code, "engine", analysis)
+
+    def _info_callback(self, snapshot: Position, epoch: int):
+        last = [0.0]
+
+        def on_info(line):
+            now = time.monotonic()
+            if epoch != self.epoch:
+                self._searcher.stop()
+                return
+            if line.bound or now - last[0] < INFO_INTERVAL:
+                return
+            last[0] = now
+            pv = pv_san(snapshot, line.pv)
+            live = {"score": score_text(line.score, snapshot.turn), "depth": line.depth,
+                    "nodes": line.nodes, "time_ms": line.time_ms,
+                    "pv_text": numbered(snapshot, pv)}
+            with self.cond:
+                if epoch != self.epoch:  # undone or reconfigured: a stop may have been missed
+                    self._searcher.stop()
+                elif self.thinking:
+                    self.live = live
+                    self._changed()
+
+        return on_info
