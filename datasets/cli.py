@@ -75,7 +75,7 @@ def selfplay_parser():
     g.add_argument("-tc", "--tc", default="", help="time control instead, e.g. 5+0.05")
     p.add_argument("-concurrency", "--concurrency", type=int, default=2)
     p.add_argument("-openings", "--openings", default="",
-                   help="openings EPD/PGN (default: datasets/openings-uho-2000.epd)")
+                   help="openings EPD/PGN (default: datasets/openings-uho-5000.epd)")
     p.add_argument("-engine-params", "--engine-params", default="",
                    help="EvalFile for our engine")
     p.add_argument("-engine", "--engine", nargs="+", action="append", default=[],
@@ -95,7 +95,7 @@ def loop_parser():
         epilog=LOOP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-dir", "--dir", required=True, help="the loop directory")
     p.add_argument("-quick", "--quick", action="store_true",
-                   help="tiny sizes (12 games, 300 nodes, material only, 6 SPRT games): a "
+                   help="tiny sizes (24 games, 400 nodes, material only, 8 SPRT games): a "
                         "pipeline check that runs in a few minutes")
     p.add_argument("-until", "--until", choices=["games", "data", "tune", "sprt"],
                    help="stop after this stage")
@@ -106,7 +106,7 @@ def loop_parser():
             ("nodes", int, "nodes per move, self-play and SPRT (default %(default)s)"),
             ("tc", str, "a time control instead of nodes, e.g. 5+0.05"),
             ("concurrency", int, "games at once (default %(default)s)"),
-            ("openings", str, "openings file (default: datasets/openings-uho-2000.epd)"),
+            ("openings", str, "openings file (default: datasets/openings-uho-5000.epd)"),
             ("max-per-game", int, "positions per game at most (default %(default)s)"),
             ("valid", float, "fraction of games for validation (default %(default)s)"),
             ("method", str, "binary, local, adam or adagrad (default %(default)s)"),

@@ -35,7 +35,7 @@ class LoopConfig:
     nodes: int = 2000  # nodes per move in self-play and the SPRT (0: use tc)
     tc: str = ""  # a time control instead, e.g. "5+0.05"
     concurrency: int = 2
-    openings: str = ""  # EPD or PGN openings (default: datasets/openings-uho-2000.epd)
+    openings: str = ""  # EPD or PGN openings (default: datasets/openings-uho-5000.epd)
     extra_data: list = field(default_factory=list)  # more PGN games for the set
     skip_plies: int = 8
     max_per_game: int = 40
@@ -54,10 +54,10 @@ class LoopConfig:
     @classmethod
     def quick(cls):
         """Small enough for a test on 2 cores: a few minutes, an inconclusive SPRT is fine."""
-        return cls(games=12, nodes=300, max_per_game=30, max_passes=2,
+        return cls(games=24, nodes=400, max_per_game=30, max_passes=2,
                    params=["pawn_value", "knight_value", "bishop_value", "rook_value",
                            "queen_value", "tempo"],
-                   sprt_games=6, sprt_nodes=300)
+                   sprt_games=8, sprt_nodes=400)
 
 
 class Loop:

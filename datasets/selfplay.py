@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_OPENINGS = os.path.join(HERE, "openings-uho-2000.epd")
+DEFAULT_OPENINGS = os.path.join(HERE, "openings-uho-5000.epd")
 DONE = "done.json"
 
 
@@ -38,12 +38,13 @@ def match_done(out_dir) -> bool:
 
 
 def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, openings="",
-              seed=1, sprt=None, adjudicate=True, quiet=False, log=print):
-    """Play (or resume) a match of game pairs in ``out_dir/match``, PGN in ``out_dir/games.pgn``.
+              seed=1, sprt=None, repeat=True, adjudicate=True, quiet=False, log=print):
+    """Play (or resume) a match in ``out_dir/match``, its PGN in ``out_dir/games.pgn``.
 
-    `engines` is a list of `-engine` token lists; `games` is rounded up to whole pairs; `sprt`
-    is None or a dict of ``-sprt`` settings (elo0, elo1, ...). Returns the run directory.
-    Raises RuntimeError when the runner fails.
+    `engines` is a list of `-engine` token lists; with `repeat` the games are colour-swapped
+    pairs (`games` rounded up to whole pairs), else each game has its own opening; `sprt` is
+    None or a dict of ``-sprt`` settings (elo0, elo1, ...). Returns the run directory. Raises
+    RuntimeError when the runner fails.
     """
     os.makedirs(out_dir, exist_ok=True)
     rundir = os.path.join(out_dir, "match")
@@ -56,8 +57,11 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
         for e in engines:
             cmd += e
         cmd += ["-each", *limit_tokens(nodes, tc)]
-        cmd += ["-rounds", str(max(1, (games + 1) // 2)), "-repeat",
-                "-concurrency", str(concurrency), "-srand", str(seed),
+        if repeat:
+            cmd += ["-rounds", str(max(1, (games + 1) // 2)), "-repeat"]
+        else:
+            cmd += ["-rounds", str(max(1, games))]
+        cmd += ["-concurrency", str(concurrency), "-srand", str(seed),
                 "-openings", f"file={openings or DEFAULT_OPENINGS}", "order=random",
                 "-pgnout", pgn, "-rundir", rundir, "-recover", "-ratinginterval", "0"]
         if adjudicate:
@@ -79,10 +83,12 @@ def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed
              params="", others=(), quiet=False, log=print):
     """Self-play games of our engine (two instances, or against `others`' -engine tokens).
 
-    Returns the PGN path. With `others`, our engine plays a round robin with them.
+    Each game starts from its own opening (no colour-swapped pairs: two instances of a
+    deterministic engine would play the same game twice). With `others`, our engine plays a
+    round robin with them, `games` games per encounter. Returns the PGN path.
     """
     engines = [wasp_engine("wasp", params)]
     engines += [list(o) for o in others] if others else [wasp_engine("wasp", params)]
     run_match(out_dir, engines, games, nodes=nodes, tc=tc, concurrency=concurrency,
-              openings=openings, seed=seed, quiet=quiet, log=log)
+              openings=openings, seed=seed, repeat=False, quiet=quiet, log=log)
     return os.path.join(out_dir, "games.pgn")

@@ -1,0 +1,116 @@
+"""`wasp-tune loop --quick` end to end: self-play, set, tuning, SPRT, report; kills and resumes."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+import testing
+from wasp import params as P
+
+LOOP = [sys.executable, "-m", "tuner.cli", "loop", "--quick", "-quiet"]
+
+
+def _loop(loop_dir, *extra, timeout=600):
+    r = subprocess.run([*LOOP, "-dir", str(loop_dir), *extra], capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r.stdout
+
+
+def _games(rundir):
+    path = os.path.join(rundir, "games.sqlite")
+    if not os.path.exists(path):
+        return 0
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def quick_loop(tmp_path_factory):
+    loop_dir = tmp_path_factory.mktemp("loop") / "q"
+    t = time.time()
+    out = _loop(loop_dir)
+    return loop_dir, out, time.time() - t
+
+
+def test_quick_loop_runs_every_stage_and_writes_a_report(quick_loop):
+    loop_dir, out, _ = quick_loop
+    rep = json.loads((loop_dir / "report.json").read_text())
+    assert rep["selfplay_games"] == 24
+    assert rep["positions"] == rep["train"] + rep["valid"] > 0 and rep["valid"] > 0
+    assert rep["passes"] >= 1 and rep["changed_weights"] > 0
+    assert rep["E_train_after"] < rep["E_train_before"]
+    assert rep["sprt_games"] == 8 and sum(rep["sprt_pentanomial"]) == 4
+    assert rep["sprt_decision"] in ("H0", "H1", "inconclusive")
+    for stage in ("[games]", "[data]", "[tune]", "[sprt]", "[report]"):
+        assert stage in out
+    assert "E train" in out and "SPRT tuned vs default" in out
+
+
+def test_quick_loop_stage_outputs_are_the_tools_own_formats(quick_loop):
+    loop_dir, _, _ = quick_loop
+    games = testing.results(loop_dir / "games" / "match")
+    assert len(games) == 24 and set(games["engine1"]) == {"wasp"}
+    summary = json.loads((loop_dir / "data" / "summary.json").read_text())
+    assert summary["games_bad"] == 0 and summary["positions"] > 0
+    assert len(pd.read_csv(loop_dir / "tune" / "passes.csv")) >= 1
+    tuned = P.load(loop_dir / "tune" / "params.txt")
+    moved = {P.PARAMS[P.PARAM_OF[i]].name for i in (tuned != P.default_weights()).nonzero()[0]}
+    assert moved and moved <= {"pawn_value", "knight_value", "bishop_value", "rook_value",
+                               "queen_value", "tempo"}
+    sprt = testing.results(loop_dir / "sprt" / "match")
+    assert set(sprt["engine1"]) == {"wasp-tuned"} and len(sprt) == 8
+    config = json.loads((loop_dir / "sprt" / "match" / "config.json").read_text())
+    evalfile = config["engines"][0]["options"]["EvalFile"]
+    assert evalfile == str(loop_dir / "tune" / "params.txt")
+    assert "EvalFile" not in config["engines"][1]["options"]
+
+
+def test_quick_loop_run_again_reuses_every_stage(quick_loop):
+    loop_dir, _, _ = quick_loop
+    before = (loop_dir / "report.json").read_text()
+    out = _loop(loop_dir)
+    for stage in ("games", "data", "tune", "sprt", "report"):
+        assert f"[{stage}] done: reused" in out
+    assert _games(loop_dir / "games" / "match") == 24
+    assert (loop_dir / "report.json").read_text() == before
+
+
+def test_quick_loop_takes_a_few_minutes_at_most(quick_loop):
+    assert quick_loop[2] < 300
+
+
+def test_killed_loop_resumes_its_match_and_finishes(tmp_path):
+    loop_dir = tmp_path / "k"
+    proc = subprocess.Popen([*LOOP, "-dir", str(loop_dir), "-until", "data"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    rundir = loop_dir / "games" / "match"
+    deadline = time.time() + 300
+    try:
+        while _games(rundir) < 4 and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    played = _games(rundir)
+    assert 4 <= played < 24, "the self-play stage ended before it could be killed"
+    assert not (loop_dir / "games" / "done.json").exists()
+    out = _loop(loop_dir, "-until", "data")
+    assert "resuming the loop" in out and "resuming the match" in out
+    assert _games(rundir) == 24
+    assert (loop_dir / "data" / "summary.json").exists()
+    assert not (loop_dir / "tune").exists()
