@@ -209,7 +209,7 @@ function drawBoard() {
       const file = ui.flipped ? 7 - col : col;
       const name = FILES[file] + rank;
       const sq = document.createElement("div");
-      sq.className = `sq ${(file + rank) % 2 === 1 ? "light" : "dark"}`;
+      sq.className = `sq ${(file + rank) % 2 === 1 ? "dark" : "light"}`;
       sq.id = `sq-${name}`;
       sq.dataset.square = name;
       sq.setAttribute("role", "gridcell");
