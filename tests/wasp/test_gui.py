@@ -136,6 +136,19 @@ def test_path_traversal_attempts_get_404(server, path):
     assert "root:" not in text and "import" not in text
 
 
+def test_a_refused_request_leaves_a_kept_alive_connection_usable(server):
+    conn = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
+    body = json.dumps({"move": "e2e4"})
+    for path in ("/api/games/nosuchgame/move", "/nothing-here", "/api/games/x/fly"):
+        conn.request("POST", path, body, {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        assert resp.status in (404, 405) and "error" in json.loads(resp.read())
+        conn.request("GET", "/static/style.css")
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.read()
+    conn.close()
+
+
 def test_other_host_names_are_refused_on_loopback(server):
     status, body, _ = call(server, "GET", "/", headers={"Host": "evil.example:8000"})
     assert status == 403 and "Host" in body["error"]
@@ -424,21 +437,24 @@ def _chrome(download_dir):
 
 def test_a_game_in_headless_chromium(server, tmp_path):
     """Click moves, promote, flip, let the engine answer, read its PV, save and parse the PGN."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     driver = _chrome(downloads)
-    wait = WebDriverWait(driver, 120, poll_frequency=0.05)
+    wait = WebDriverWait(driver, 120, poll_frequency=0.05,
+                         ignored_exceptions=(StaleElementReferenceException,))
     ARTIFACTS.mkdir(exist_ok=True)
 
     def css(selector):
         return driver.find_element(By.CSS_SELECTOR, selector)
 
     def board_state():
-        board = css("#board")
-        return board.get_attribute("data-fen"), int(board.get_attribute("data-version") or 0)
+        return driver.execute_script(
+            "const b = document.getElementById('board');"
+            "return [b.dataset.fen, Number(b.dataset.version || 0)];")
 
     def click(square):
         css(f"#sq-{square}").click()
@@ -449,8 +465,9 @@ def test_a_game_in_headless_chromium(server, tmp_path):
         click(b)
         wait.until(lambda d: board_state()[1] > before)
 
-    def moves_text():
-        return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#moves .move")]
+    def moves_text():  # read in one script: the list is redrawn on every change
+        return driver.execute_script(
+            "return [...document.querySelectorAll('#moves .move')].map(e => e.textContent)")
 
     try:
         driver.get(server.url)
@@ -468,22 +485,27 @@ def test_a_game_in_headless_chromium(server, tmp_path):
         click("g1")  # a second click puts it down
         assert not driver.find_elements(By.CSS_SELECTOR, ".sq.target")
         move("e2", "e4")
-        move("e7", "e5")
+        move("d7", "d5")
         move("g1", "f3")
-        assert moves_text() == ["e4", "e5", "Nf3"]
+        assert moves_text() == ["e4", "d5", "Nf3"]
         for sq in ("g1", "f3"):
             assert "last" in css(f"#sq-{sq}").get_attribute("class")
         click("f3")
         click("f5")  # not a legal square: nothing is sent, the knight is put down
-        assert moves_text() == ["e4", "e5", "Nf3"]
+        assert moves_text() == ["e4", "d5", "Nf3"]
         css("#undo").click()
-        wait.until(lambda d: moves_text() == ["e4", "e5"])
+        wait.until(lambda d: moves_text() == ["e4", "d5"])
+        move("f1", "b5")  # check: the king's square is marked
+        assert moves_text() == ["e4", "d5", "Bb5+"]
+        assert "check" in css("#sq-e8").get_attribute("class")
+        assert "check" in css("#status").text
 
         # A bad FEN: a clear message, and the game on the board stays playable.
         css("#fen").send_keys("this is not a fen")
         css("#newgame").click()
         wait.until(lambda d: "invalid fen" in css("#message").text)
-        assert moves_text() == ["e4", "e5"]
+        assert moves_text() == ["e4", "d5", "Bb5+"]
+        move("c7", "c6")  # still playable after the refusal
 
         # From a FEN one move from promotion, against the engine at depth 4.
         Select(css("#black-type")).select_by_value("engine")
@@ -499,6 +521,7 @@ def test_a_game_in_headless_chromium(server, tmp_path):
         click("b8")
         chooser = css("#promotion")
         assert chooser.is_displayed()
+        driver.save_screenshot(str(ARTIFACTS / "gui-promotion.png"))
         pieces = [b.get_attribute("data-piece") for b in
                   driver.find_elements(By.CSS_SELECTOR, "#promotion-pieces button")]
         assert pieces == ["q", "r", "b", "n"]

@@ -20,6 +20,7 @@ DEPTH_RANGE = (1, 40)
 DEFAULT_MOVETIME = 1000
 HASH_MB = 16
 INFO_INTERVAL = 0.25  # seconds between live-search updates to the page
+ENGINE_GAP = 0.4  # at least this many seconds between moves of engine against engine
 
 
 class RequestError(ValueError):
@@ -161,6 +162,7 @@ class Game:
         self.created = datetime.datetime.now()
         self.last_seen = time.monotonic()
         self.closed = False
+        self._last_push = 0.0
         self.cond = threading.Condition()
         self._searcher = None
         self._thread = threading.Thread(target=self._engine_loop, name=f"wasp-gui-{game_id}",
@@ -242,6 +244,7 @@ class Game:
         self.moves.append({"uci": move_to_uci(code), "san": san, "by": by,
                            "analysis": analysis})
         self.position.push(code)
+        self._last_push = time.monotonic()
         self.epoch += 1
         self._changed()
 
@@ -329,6 +332,11 @@ class Game:
                 self.cond.wait_for(lambda: self.closed or self._engine_to_move())
                 if self.closed:
                     return
+                if all(p.kind == "engine" for p in self.players):
+                    gap = self._last_push + ENGINE_GAP - time.monotonic()
+                    if gap > 0:  # engine against engine: slow enough to watch
+                        self.cond.wait(gap)
+                        continue
                 epoch = self.epoch
                 snapshot = self.position.copy()
                 player = self.players[snapshot.turn]

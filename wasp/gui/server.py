@@ -131,20 +131,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"error": message, "status": status})
 
-    def _body(self) -> dict:
+    def _read_body(self) -> bytes:
+        """The request body, read before anything can fail, so a kept-alive connection
+        never sees a left-over body as the next request."""
         length = self.headers.get("Content-Length")
         if length is None:
             if self.headers.get("Transfer-Encoding"):
+                self.close_connection = True
                 raise RequestError("chunked bodies are not accepted: send Content-Length", 411)
-            return {}
+            return b""
         try:
             n = int(length)
         except ValueError:
+            self.close_connection = True
             raise RequestError(f"bad Content-Length {length!r}") from None
         if n < 0 or n > MAX_BODY:
             self.close_connection = True
             raise RequestError(f"body too large ({n} bytes, at most {MAX_BODY})", 413)
-        raw = self.rfile.read(n)
+        return self.rfile.read(n)
+
+    def _body(self) -> dict:
+        """The body as a JSON object ({} when empty)."""
+        raw = self._raw
         if not raw.strip():
             return {}
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
@@ -168,6 +176,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         try:
+            self._raw = b""
+            self._raw = self._read_body()
             if not self._host_ok():
                 raise RequestError(f"unexpected Host header {self.headers.get('Host')!r}", 403)
             url = urlsplit(self.path)
