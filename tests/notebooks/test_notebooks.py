@@ -1,0 +1,101 @@
+"""Each notebook runs top to bottom through nbclient on output made here, and shows its figures.
+
+A tiny tuner run (binary search over a few weights of 200 labelled positions) and a tiny match
+(our engine against itself, 4 games at 200 nodes a move, with an SPRT) are made once for the
+module; the notebooks read them through their environment variables.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+from datasets.selfplay import wasp_engine
+from tests.conftest import DATA, ROOT
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("matplotlib")
+pytest.importorskip("ipykernel")
+
+NOTEBOOKS = ROOT / "notebooks"
+
+
+@pytest.fixture(scope="module")
+def tuner_run(tmp_path_factory):
+    from tuner.run import Run, RunConfig
+
+    run_dir = tmp_path_factory.mktemp("tune") / "run"
+    config = RunConfig(data=[str(DATA / "tuner_quiet_200.epd")], method="binary",
+                       params=["pawn_value", "knight_value", "pst_knight.mg[27]",
+                               "pst_knight.mg[28]", "tempo"], threads=1, max_passes=2)
+    Run.create(run_dir, config).tune(progress=False, log=lambda *a: None)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def match_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("match")
+    rundir = out / "match"
+    cmd = [sys.executable, "-m", "testing.cli", *wasp_engine("wasp-a"), *wasp_engine("wasp-b"),
+           "-each", "nodes=200", "-rounds", "2", "-repeat", "-concurrency", "2",
+           "-openings", f"file={DATA / 'uho_sample.epd'}", "order=random", "-srand", "7",
+           "-maxmoves", "60", "-resign", "movecount=3", "score=600",
+           "-sprt", "elo0=0", "elo1=10", "-rundir", str(rundir), "-progress", "off",
+           "-ratinginterval", "0"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return rundir
+
+
+def _run(name, env, monkeypatch):
+    for k, v in env.items():
+        monkeypatch.setenv(k, str(v))
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client.execute()
+    return nb
+
+
+def _figures(nb):
+    return sum(1 for cell in nb.cells if cell.cell_type == "code"
+               for out in cell.get("outputs", []) if "image/png" in out.get("data", {}))
+
+
+def _errors(nb):
+    return [out for cell in nb.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+
+
+def test_tuning_notebook_plots_e_trajectories_and_piece_square_tables(tuner_run, monkeypatch):
+    nb = _run("tuning.ipynb", {"WASP_TUNE_RUN": tuner_run}, monkeypatch)
+    assert not _errors(nb)
+    assert _figures(nb) == 3  # E per pass, parameter trajectories, PST heat maps
+
+
+def test_matches_notebook_plots_score_elo_llr_pentanomial_and_times(match_run, monkeypatch):
+    nb = _run("matches.ipynb", {"WASP_MATCH_RUN": match_run}, monkeypatch)
+    assert not _errors(nb)
+    assert _figures(nb) == 3  # score/Elo/LLR, pentanomial, time per move
+    text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for out in c.get("outputs", []))
+    assert "4 games: wasp-a vs wasp-b" in text
+
+
+def test_engine_notebook_traces_positions_and_shows_search_statistics(monkeypatch):
+    nb = _run("engine.ipynb", {"WASP_ENGINE_DEPTH": 4}, monkeypatch)
+    assert not _errors(nb)
+    assert _figures(nb) == 2  # evaluation terms, search statistics by depth
+    text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for out in c.get("outputs", []))
+    assert "Final evaluation" in text
+
+
+def test_notebooks_take_their_input_from_the_environment():
+    for name, var in (("tuning.ipynb", "WASP_TUNE_RUN"), ("matches.ipynb", "WASP_MATCH_RUN"),
+                      ("engine.ipynb", "WASP_ENGINE_DEPTH")):
+        nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+        nbformat.validate(nb)
+        assert var in nb.cells[1].source
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
