@@ -414,7 +414,7 @@ def write(ds, out_dir, form="c9", config=None) -> dict:
     files = {}
     for name, index in (("train", np.nonzero(~ds.valid)[0]), ("valid", np.nonzero(ds.valid)[0])):
         path = os.path.join(out_dir, f"{name}.{ext}")
-        files[name] = path
+        files[name] = os.path.basename(path)  # beside summary.json
         if form == "parquet":
             import pandas as pd
 

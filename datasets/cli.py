@@ -151,7 +151,8 @@ def _build_and_write(paths, args):
     ds = builder.build(paths, config, log=print)
     s = builder.write(ds, args.out, args.format, config)
     print(builder.summary_text(s))
-    print(f"wrote {s['files']['train']} and {s['files']['valid']} "
+    print(f"wrote {os.path.join(args.out, s['files']['train'])} and "
+          f"{os.path.join(args.out, s['files']['valid'])} "
           f"({os.path.join(args.out, 'summary.json')})")
     return 0
 
