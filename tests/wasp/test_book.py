@@ -104,3 +104,22 @@ def test_cli_builds_and_probes(tmp_path):
     r = subprocess.run([sys.executable, "-m", "wasp.cli", "book", "probe", str(tmp_path / "x")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "wasp book:" in r.stderr
+
+
+def test_uci_own_book_answers_from_the_book(book_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "wasp.cli"], cwd=ROOT, capture_output=True, text=True,
+        timeout=300,
+        input=(f"uci\nsetoption name OwnBook value true\nsetoption name BookFile value "
+               f"{book_path}\nisready\nposition startpos\ngo wtime 1000 btime 1000\n"
+               "isready\nsetoption name BookFile value /nonexistent.bin\nisready\nquit\n"))
+    lines = proc.stdout.splitlines()
+    assert "option name OwnBook type check default false" in lines
+    best = [ln for ln in lines if ln.startswith("bestmove")]
+    assert best and best[0].split()[1] in dict(Book(book_path).moves(Position()))
+    assert any("BookFile not loaded" in ln for ln in lines)

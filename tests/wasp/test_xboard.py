@@ -108,21 +108,55 @@ def test_analyze_undo_remove_and_memory(session):
     session.expect("pong 2")
 
 
-def _play_game(white, black, base=6.0, inc=0.1, max_plies=160):
+class Fairymax:
+    """Fairy-Max through the match runner's xboard driver: it lacks `setboard`, which
+    python-chess's xboard driver insists on."""
+
+    def __init__(self, path, base, inc):
+        from testing.engine import EngineConfig, make_engine
+        from testing.timecontrol import TimeControl
+
+        self.engine = make_engine(EngineConfig(cmd=path, proto="xboard",
+                                               tc=TimeControl(base=base, inc=inc)))
+        self.engine.start()
+        self.engine.new_game(None, white=False)
+
+    def play(self, board, clocks, inc):
+        from testing.engine import Limits
+
+        result = self.engine.go(None, [m.uci() for m in board.move_stack],
+                                Limits(wtime=clocks[chess.WHITE], btime=clocks[chess.BLACK],
+                                       winc=inc, binc=inc, white=board.turn == chess.WHITE,
+                                       timeout=clocks[board.turn] + 5))
+        return chess.Move.from_uci(result.move)
+
+    def quit(self):
+        self.engine.quit()
+
+
+def _play_game(ours, fairymax_path, ours_white, base=6.0, inc=0.1, max_plies=160):
+    """One game: ours under python-chess's xboard driver, Fairy-Max under the runner's."""
     board = chess.Board()
     clocks = {chess.WHITE: base, chess.BLACK: base}
-    engines = {chess.WHITE: white, chess.BLACK: black}
-    while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
-        limit = chess.engine.Limit(white_clock=clocks[chess.WHITE],
-                                   black_clock=clocks[chess.BLACK], white_inc=inc,
-                                   black_inc=inc)
-        start = time.monotonic()
-        result = engines[board.turn].play(board, limit)
-        used = time.monotonic() - start
-        clocks[board.turn] += inc - used
-        assert clocks[board.turn] > 0, f"time loss by {'white' if board.turn else 'black'}"
-        assert result.move in board.legal_moves
-        board.push(result.move)
+    theirs = Fairymax(fairymax_path, base, inc)
+    try:
+        while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
+            start = time.monotonic()
+            if (board.turn == chess.WHITE) == ours_white:
+                limit = chess.engine.Limit(white_clock=clocks[chess.WHITE],
+                                           black_clock=clocks[chess.BLACK], white_inc=inc,
+                                           black_inc=inc)
+                move = ours.play(board, limit).move
+            else:
+                move = theirs.play(board, clocks, inc)
+            used = time.monotonic() - start
+            clocks[board.turn] += inc - used
+            if (board.turn == chess.WHITE) == ours_white:
+                assert clocks[board.turn] > 0, "wasp lost on time"
+            assert move in board.legal_moves, f"illegal move {move} in {board.fen()}"
+            board.push(move)
+    finally:
+        theirs.quit()
     return board
 
 
@@ -132,12 +166,9 @@ def test_whole_games_against_fairymax():
     if fairymax is None:
         pytest.skip("fairymax is not installed (apt-get install fairymax)")
     ours = chess.engine.SimpleEngine.popen_xboard(WASP_XBOARD, cwd=ROOT, timeout=120)
-    theirs = chess.engine.SimpleEngine.popen_xboard(fairymax)
     try:
         for ours_white in (True, False):
-            white, black = (ours, theirs) if ours_white else (theirs, ours)
-            board = _play_game(white, black)
+            board = _play_game(ours, fairymax, ours_white)
             assert board.ply() > 10
     finally:
         ours.quit()
-        theirs.quit()
