@@ -226,6 +226,24 @@ def default_weights() -> np.ndarray:
     return W
 
 
+def material_pst_weights() -> np.ndarray:
+    """The defaults with every term but material and the piece-square tables switched off.
+
+    Wasp's evaluation reduced to the tapered material + PST baseline, so a match of the
+    defaults against it (`EvalFile`) measures what the other terms are worth. Draw
+    factors go to 64 (no scaling) and the king-safety table to zero; the special
+    endgames (KBNK, KPK) stay.
+    """
+    W = default_weights()
+    for p in PARAMS:
+        o = OFFSETS[p.name]
+        n = p.size * (2 if p.phased else 1)
+        if p.group in ("material", "pst", "endgame"):
+            continue
+        W[o:o + n] = 64 if p.group == "draw factor" else 0
+    return W
+
+
 def weight_index(name: str, element: int = 0, phase: str = "mg") -> int:
     """Index in W of one value of a parameter (phase "mg" or "eg" for phased ones)."""
     p = BY_NAME[name]

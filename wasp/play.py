@@ -11,7 +11,7 @@ import sys
 
 from wasp.board import IllegalMoveError, Position
 from wasp.fen import STARTING_FEN
-from wasp.san import line_to_san, parse_san, to_san
+from wasp.san import line_to_san, numbered, parse_san, to_san
 from wasp.types import EMPTY, MAILBOX, PIECE_CHARS, WHITE
 
 HELP = ("moves in SAN (e4, Nf3, exd5, O-O, e8=Q) or UCI (e2e4); "
@@ -54,19 +54,7 @@ def pgn_text(start_fen, sans, headers) -> str:
     lines = [f'[{k} "{v}"]' for k, v in headers.items()]
     if start_fen != STARTING_FEN:
         lines += ['[SetUp "1"]', f'[FEN "{start_fen}"]']
-    start = Position(start_fen)
-    number, white = start.fullmove_number, start.turn == WHITE
-    words = []
-    for i, san in enumerate(sans):
-        if white:
-            words.append(f"{number}.")
-        elif i == 0:
-            words.append(f"{number}...")
-        words.append(san)
-        if not white:
-            number += 1
-        white = not white
-    words.append(headers["Result"])
+    words = numbered(Position(start_fen), sans) + [headers["Result"]]
     text, line = [], ""
     for w in words:  # wrap at 80 columns
         if len(line) + len(w) + 1 > 80:

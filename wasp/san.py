@@ -157,3 +157,19 @@ def line_to_san(position: Position, codes) -> list[str]:
     for _ in codes:
         position.pop()
     return out
+
+
+def numbered(position: Position, sans) -> list[str]:
+    """SAN moves from `position` with move numbers: ['12...', 'Nf6', '13.', 'e5']."""
+    number, white = position.fullmove_number, position.turn == 0
+    words = []
+    for i, san in enumerate(sans):
+        if white:
+            words.append(f"{number}.")
+        elif i == 0:
+            words.append(f"{number}...")
+        words.append(san)
+        if not white:
+            number += 1
+        white = not white
+    return words

@@ -14,6 +14,7 @@ from wasp.board import IllegalMoveError, Position, move_to_uci
 from wasp.fen import STARTING_FEN
 from wasp.play import game_over, pgn_text
 from wasp.san import line_to_san, to_san
+from wasp.san import numbered as san_numbered
 
 MOVETIME_RANGE = (50, 600_000)  # milliseconds per move
 DEPTH_RANGE = (1, 40)
@@ -115,18 +116,7 @@ def score_text(score: int, turn: int) -> str:
 
 def numbered(position: Position, sans: list[str]) -> str:
     """A line of SAN moves with move numbers, from `position`: '12... Nf6 13. e5'."""
-    number, white = position.fullmove_number, position.turn == 0
-    words = []
-    for i, san in enumerate(sans):
-        if white:
-            words.append(f"{number}.")
-        elif i == 0:
-            words.append(f"{number}...")
-        words.append(san)
-        if not white:
-            number += 1
-        white = not white
-    return " ".join(words)
+    return " ".join(san_numbered(position, sans))
 
 
 def pv_san(position: Position, pv: list[str]) -> list[str]:
