@@ -111,6 +111,8 @@ def loop_parser():
             ("valid", float, "fraction of games for validation (default %(default)s)"),
             ("method", str, "binary, local, adam or adagrad (default %(default)s)"),
             ("max-passes", int, "tuning passes at most (default %(default)s)"),
+            ("partial", float, "binary: move this fraction of the way to each optimum "
+                               "(default %(default)s)"),
             ("threads", int, "tuner threads (default %(default)s)"),
             ("sprt-games", int, "SPRT games at most (default %(default)s)"),
             ("sprt-nodes", int, "SPRT nodes per move (default: as -nodes)"),

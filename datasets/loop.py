@@ -43,6 +43,7 @@ class LoopConfig:
     method: str = "binary"
     params: list = field(default_factory=list)  # tuner globs (default: all)
     max_passes: int = 3
+    partial: float = 1.0  # binary: move this fraction of the way to each optimum
     threads: int = 2
     sprt_games: int = 1000  # at most, in pairs
     sprt_nodes: int = 0  # 0: as self-play
@@ -137,7 +138,8 @@ class Loop:
         else:
             rc = RunConfig(data=[self.path("data", "train.epd")], method=c.method,
                            params=list(c.params), threads=c.threads, seed=c.seed,
-                           max_passes=c.max_passes, skip_plies=c.skip_plies)
+                           max_passes=c.max_passes, partial=c.partial,
+                           skip_plies=c.skip_plies)
             run = SplitRun.create_split(tdir, rc, [self.path("data", "valid.epd")])
             self.log(f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}"
                      f", at most {c.max_passes} passes, in {tdir}")
