@@ -24,6 +24,13 @@ def wasp_engine(name, params="", hash_mb=16):
     return tokens
 
 
+def warm_kernels(quiet=False):
+    """Compile (or load) the engine's kernels once, so that the engines the match starts load
+    them from the cache instead of each compiling them (and missing the start-up timeout)."""
+    out = subprocess.DEVNULL if quiet else None
+    subprocess.run([sys.executable, "-m", "wasp.cli", "warmup"], stdout=out, check=True)
+
+
 def limit_tokens(nodes=0, tc=""):
     """`-each` limit tokens: fixed nodes per move or a time control."""
     if tc:
@@ -47,6 +54,7 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     RuntimeError when the runner fails.
     """
     os.makedirs(out_dir, exist_ok=True)
+    warm_kernels(quiet)
     rundir = os.path.join(out_dir, "match")
     pgn = os.path.join(out_dir, "games.pgn")
     cmd = [sys.executable, "-m", "testing.cli"]
