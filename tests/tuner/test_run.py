@@ -115,4 +115,4 @@ def test_help_shows_an_example(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert "wasp-tune run positions.epd" in out and "--resume" in out
-    assert "data" not in cli.build_parser()._subparsers._group_actions[0].choices
+    assert "data" in cli.build_parser()._subparsers._group_actions[0].choices
