@@ -26,6 +26,9 @@ from wasp.bitboards import (
     rook_attacks,
 )
 from wasp.board import move_to_uci
+
+# The evaluation: this one line chooses it (same interface in wasp.evaluate).
+from wasp.evaluate import clear_eval_cache, default_weights, evaluate, new_eval_cache
 from wasp.movegen import generate
 from wasp.movepick import (
     F_ASPIRATION,
@@ -90,9 +93,6 @@ from wasp.position import (
     unmake_move,
     unmake_null,
 )
-
-# The evaluation: this one line chooses it (same interface in wasp.evaluate).
-from wasp.evaluate import clear_eval_cache, default_weights, evaluate, new_eval_cache
 from wasp.see import SEE_VALUE, captured_type, see
 from wasp.tt import (
     BOUND_EXACT,
