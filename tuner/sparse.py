@@ -1,7 +1,8 @@
 """Sparse evaluation traces of packed positions, and the linear model the gradient tuner fits.
 
-Same compact form as `wasp.trace.fill_sparse` (Ethereal's: index, white count, black count),
-built here by a parallel kernel straight from packed rows: ``idx`` int16 (opening-weight index,
+The compact form of Ethereal's tuner (index, white count, black count), built by a parallel
+kernel straight from packed rows (the one builder of batch traces; `wasp.trace` traces one
+position): ``idx`` int16 (opening-weight index,
 its endgame partner is `wasp.params.EG_INDEX`), ``cnt`` int8 [., 2], ``offsets`` int64 [n + 1],
 ``extra`` int32 [n, N_EXTRA] (phase, king safety, draw factor, ... as `wasp.evaluate.X_*`).
 

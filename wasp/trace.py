@@ -1,26 +1,20 @@
-"""The evaluation trace: `wasp eval [FEN]` and the tuner's sparse coefficients.
+"""The evaluation trace: `wasp eval [FEN]` and the coefficients the tuner's gradient uses.
 
 `trace_position(fen)` runs the traced evaluation kernel (caches bypassed) and returns the
-coefficient counts of every linear weight plus the non-linear parts. `fill_sparse(...)` packs a
-batch of positions in the tuner's compact form (Ethereal-style: index, white count, black count):
-
-- ``idx`` int16 [capacity]: the opening-weight index i of each nonzero term (its endgame
-  partner is ``wasp.params.EG_INDEX[i]``);
-- ``cnt`` int8 [capacity, 2]: the white and black counts (coefficient = white - black);
-- ``offsets`` int64 [n + 1]: position j's entries are ``offsets[j]:offsets[j+1]``;
-- ``extra`` int32 [n, N_EXTRA]: phase, king safety indices, draw factor, ... (wasp.evaluate X_*).
-
-About 60 entries of 4 bytes per position: a million positions take about 250 MB. For positions
-where only linear terms act (``extra[X_KS_*] == 0``, scale 64, no special rule), the evaluation
-equals ``linear_eval(...)``: ``(mg * phase + eg * (24 - phase)) / 24`` truncated, where mg and eg
-are the sums of (white - black) * W over the opening and endgame weights.
+coefficient counts of every linear weight plus the non-linear parts: TR[2*i + colour] counts
+opening weight i (its endgame partner is ``wasp.params.EG_INDEX[i]``) for white and black, and
+TR[2 * N_WEIGHTS:] holds phase, king safety, draw factor, ... (wasp.evaluate X_*). Batches of
+positions are stored sparsely (index, white count, black count: about 60 entries of 4 bytes a
+position, 250 MB for a million) by `tuner.sparse.sparse_traces`. For positions where only
+linear terms act (``extra[X_KS_*] == 0``, scale 64, no special rule), the evaluation equals
+``linear_eval(...)``: ``(mg * phase + eg * (24 - phase)) / 24`` truncated, where mg and eg are
+the sums of (white - black) * W over the opening and endgame weights.
 """
 
 import numpy as np
 
 from wasp import params as P
 from wasp.evaluate import (
-    N_EXTRA,
     TRACE_SIZE,
     X_EG,
     X_FINAL,
@@ -76,38 +70,6 @@ def linear_eval(counts, phase, W):
 def coefficients(TR):
     """Per opening-weight index: white count - black count."""
     return TR[0:2 * _N:2] - TR[1:2 * _N:2]
-
-
-def fill_sparse(fens, W=None, capacity=None):
-    """The batch's sparse trace: (idx int16, cnt int8[.,2], offsets int64, extra int32)."""
-    W = default_weights() if W is None else np.asarray(W, dtype=np.int64)
-    E = new_eval_cache()
-    n = len(fens)
-    capacity = capacity or 96 * max(1, n)
-    idx = np.zeros(capacity, dtype=np.int16)
-    cnt = np.zeros((capacity, 2), dtype=np.int8)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    extra = np.zeros((n, N_EXTRA), dtype=np.int32)
-    TR = np.zeros(TRACE_SIZE, dtype=np.int64)
-    info = np.zeros(N_INFO, dtype=np.int64)
-    k = 0
-    for j, fen in enumerate(fens):
-        pos = _position(fen)
-        TR[:] = 0
-        evaluate_traced(pos.T, pos.S, W, E, info, TR)
-        pairs = TR[:2 * _N].reshape(-1, 2)
-        nz = np.nonzero(pairs[:, 0] | pairs[:, 1])[0]
-        if k + len(nz) > capacity:
-            grow = max(capacity, k + len(nz))
-            idx = np.concatenate([idx, np.zeros(grow, dtype=np.int16)])
-            cnt = np.concatenate([cnt, np.zeros((grow, 2), dtype=np.int8)])
-            capacity += grow
-        idx[k:k + len(nz)] = nz
-        cnt[k:k + len(nz)] = np.clip(pairs[nz], -128, 127)
-        k += len(nz)
-        offsets[j + 1] = k
-        extra[j] = TR[2 * _N:]
-    return idx[:k], cnt[:k], offsets, extra
 
 
 def term_table(TR, W=None):

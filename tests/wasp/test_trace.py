@@ -13,7 +13,7 @@ from wasp.evaluate import (
     default_weights,
     evaluate_white,
 )
-from wasp.trace import coefficients, fill_sparse, linear_eval, print_trace, trace_position
+from wasp.trace import coefficients, linear_eval, print_trace, trace_position
 
 from .test_evaluate import random_positions
 
@@ -54,19 +54,6 @@ def test_only_linear_opening_indices_are_traced():
     used = np.nonzero(TR[0:X:2] | TR[1:X:2])[0]
     assert len(used) > 20
     assert (P.PHASE_OF[used] == 0).all() and P.LINEAR[used].all()
-
-
-def test_sparse_batch_matches_the_dense_trace():
-    boards = random_positions(40, seed=23)
-    fens = [b.fen() for b in boards]
-    idx, cnt, offsets, extra = fill_sparse(fens, capacity=50)
-    assert idx.dtype == np.int16 and cnt.dtype == np.int8 and offsets[-1] == len(idx)
-    for j, fen in enumerate(fens):
-        TR, _ = trace_position(fen)
-        dense = np.zeros((P.N_WEIGHTS, 2), dtype=np.int64)
-        dense[idx[offsets[j]:offsets[j + 1]]] = cnt[offsets[j]:offsets[j + 1]]
-        assert (dense.ravel() == TR[:X]).all()
-        assert (extra[j] == TR[X:]).all()
 
 
 def test_print_trace_ends_with_the_white_view_score(capsys):
