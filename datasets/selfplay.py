@@ -56,10 +56,10 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     resumed up to `retries` times. Returns the run directory; RuntimeError when it fails.
     """
     os.makedirs(out_dir, exist_ok=True)
-    warm_kernels(quiet)
     rundir = os.path.join(out_dir, "match")
     pgn = os.path.join(out_dir, "games.pgn")
     for attempt in range(retries + 1):
+        warm_kernels(quiet)  # again on a retry: the kernel sources may have changed meanwhile
         cmd = _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings,
                              seed, sprt, repeat, adjudicate, log)
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
