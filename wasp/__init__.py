@@ -16,8 +16,11 @@ __all__ = ["Position", "IllegalMoveError", "STARTING_FEN", "__version__", "cache
 _SOURCES = ("wasp", "tuner")  # packages whose kernels share the cache
 # Front-end modules: no kernels and no constants that kernels read, so editing them
 # need not recompile anything. Every other module counts (a new one too).
-_FRONT_END = {"__init__.py", "cli.py", "uci.py", "xboard.py", "play.py", "book.py", "san.py",
-              "perft_cli.py", "epd.py", "benchmark.py", "warmup.py"}
+_FRONT_END = {
+    "wasp": {"__init__.py", "cli.py", "uci.py", "xboard.py", "play.py", "book.py", "san.py",
+             "perft_cli.py", "epd.py", "benchmark.py", "warmup.py"},
+    "tuner": {"__init__.py", "cli.py"},
+}
 
 
 def _source_key() -> str:
@@ -26,7 +29,7 @@ def _source_key() -> str:
     h = hashlib.sha1(__version__.encode())
     for package in _SOURCES:
         for path in sorted((root / package).glob("*.py")):
-            if package == "wasp" and path.name in _FRONT_END:
+            if path.name in _FRONT_END[package]:
                 continue
             h.update(path.name.encode())
             h.update(path.read_bytes())
