@@ -220,8 +220,10 @@ def test_in_process_fuzz_never_raises():
 # -- games ----------------------------------------------------------------------------------
 
 
-def _play(white, black, board=None, base=2.0, inc=0.05, max_plies=120):
-    """A game with clocks kept here: returns (board, clock losses)."""
+def _play(white, black, board=None, base=2.0, inc=0.05, max_plies=120, timed=None):
+    """A game with clocks kept here; returns the final board. Only the engines in `timed`
+    (default: both) must keep their clock: an opponent's flag falls on its own account."""
+    timed = (white, black) if timed is None else timed
     board = board or chess.Board()
     white.ping()  # kernels load on the first isready, before the clock starts (as GUIs do)
     black.ping()
@@ -234,7 +236,9 @@ def _play(white, black, board=None, base=2.0, inc=0.05, max_plies=120):
         result = engines[board.turn].play(board, limit)
         spent = time.monotonic() - t0
         clocks[board.turn] -= spent
-        assert clocks[board.turn] > 0, f"time loss by {'white' if board.turn else 'black'}"
+        if engines[board.turn] in timed:
+            assert clocks[board.turn] > 0, f"time loss by {'white' if board.turn else 'black'}"
+        clocks[board.turn] = max(clocks[board.turn], 0.05)
         clocks[board.turn] += inc
         assert result.move in board.legal_moves, f"illegal move {result.move} in {board.fen()}"
         board.push(result.move)
@@ -257,8 +261,10 @@ def test_games_against_stockfish():
     with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, timeout=180) as wasp, \
             chess.engine.SimpleEngine.popen_uci(sf) as fish:
         fish.configure({"Skill Level": 0, "Threads": 1, "Hash": 16})
-        _play(wasp, fish, base=2.0, inc=0.05)
-        _play(fish, wasp, base=2.0, inc=0.05)
+        # Stockfish at Skill Level 0 can overstep 2+0.05 on a loaded machine (seen in CI);
+        # only Wasp's clock is under test here.
+        _play(wasp, fish, base=2.0, inc=0.05, timed=(wasp,))
+        _play(fish, wasp, base=2.0, inc=0.05, timed=(wasp,))
 
 
 @pytest.mark.slow
@@ -285,7 +291,9 @@ def test_games_against_fairymax():
         for white, black in ((wasp, fairy), (fairy, wasp)):
             rec = play_game(white, black, STARTPOS, GameSettings(maxmoves=80))
             assert rec.result in ("1-0", "0-1", "1/2-1/2"), rec.reason
-            assert not rec.time_loss and not rec.failed, rec.reason
+            assert not rec.failed, rec.reason
+            if rec.time_loss:  # only Wasp's clock is under test: Fairy-Max may overstep
+                assert rec.score_for(white is wasp) == 1.0, rec.reason
     finally:
         wasp.quit()
         fairy.quit()
