@@ -83,6 +83,10 @@ def build_parser():
     r.add_argument("-lr", "--lr", type=float, default=0.0,
                    help="learning rate in centipawns (default adam 1, adagrad 5)")
     r.add_argument("-batch-size", "--batch-size", type=int, default=16384)
+    r.add_argument("-reg", "--reg", type=float, default=0.0,
+                   help="L2 pull toward the starting values: the objective is E + REG * "
+                        "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
+                        "100 cp (try 1e-5 on small sets; 0: off)")
     r.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
 
     for name, text in (("k", "fit K for a parameter file on a data set"),
@@ -178,7 +182,8 @@ def cmd_run(args):
                                max_passes=args.max_passes, partial=args.partial,
                                resolve_every=args.resolve_every, skip_bad=args.skip_bad,
                                skip_plies=args.skip_plies, limit=args.limit, init=args.init,
-                               k=args.k, lr=args.lr, batch_size=args.batch_size)
+                               k=args.k, lr=args.lr, batch_size=args.batch_size,
+                               reg=args.reg)
             if split:
                 config.valid = 0.0
                 run = SplitRun.create_split(args.dir, config, args.valid_data)

@@ -51,6 +51,7 @@ class RunConfig:
     k: float = 0.0  # 0: fit
     lr: float = 0.0  # 0: the method's default
     batch_size: int = 16384
+    reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
 
 
 def _write_atomic(path, text):
@@ -110,7 +111,7 @@ class Run:
         M.select_weights(config.params)  # fail early on a bad pattern
         os.makedirs(run_dir, exist_ok=True)
         W = P.load(config.init) if config.init else P.default_weights()
-        state = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
+        state = {"W0": [int(v) for v in W], "pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
                  "leaves_pass": -1, "done": False, "W": [int(v) for v in W], "K": 0.0,
                  "elapsed": 0.0}
         run = cls(run_dir, config, state)
@@ -189,6 +190,7 @@ class Run:
         K = self.K
         gradient = c.method in (M.ADAM, M.ADAGRAD)
         indices = M.select_weights(c.params, linear_only=gradient)
+        W0 = np.array(self.state.get("W0", self.state["W"]), dtype=np.float64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
         leaves_t = leaves_v = None
@@ -222,6 +224,9 @@ class Run:
             def f(Wx, _rows=leaves_t, _res=train.results):
                 return error(sc.leaf_scores(Wx, _rows), _res, K)
 
+            def objective(Wx, _f=f):
+                return _f(Wx) + M.penalty(Wx, W0, c.reg, indices)
+
             if gradient and self.state["cursor"] < len(indices):
                 if traces is None:
                     from tuner.sparse import sparse_traces
@@ -235,7 +240,7 @@ class Run:
                 mask = np.zeros(P.N_WEIGHTS, dtype=bool)
                 mask[indices] = True
                 M.gradient_epoch(gstate, traces, train.results, K, mask, c.batch_size,
-                                 seed=c.seed * 100003 + p)
+                                 seed=c.seed * 100003 + p, reg=c.reg, W0=W0)
                 W_new = gstate.rounded(W)
                 moved = int(np.sum(W_new != W))
                 e_t = f(W_new)
@@ -256,12 +261,12 @@ class Run:
                     os.remove(self.path(previous))
                 log(f"epoch {p}: E train {e_t:.6f}, E valid {e_v:.6f}, {moved} weights changed")
             elif not gradient:
-                e = f(W)
+                e = objective(W)
                 bar = tqdm(total=len(indices), initial=self.state["cursor"], disable=not progress,
                            desc=f"pass {p}", unit="param", dynamic_ncols=True)
                 evals = [0]
 
-                def fc(Wx, _evals=evals, _f=f):
+                def fc(Wx, _evals=evals, _f=objective):
                     _evals[0] += 1
                     return _f(Wx)
 
@@ -269,7 +274,8 @@ class Run:
                     i = int(indices[k])
                     old, new, e = M.tune_parameter(c.method, fc, W, i, e, c.partial)
                     e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
-                    self._append("history.csv", [p, M.weight_label(i), old, new, e, e_v,
+                    e_plain = e - M.penalty(W, W0, c.reg, indices)  # history: E itself
+                    self._append("history.csv", [p, M.weight_label(i), old, new, e_plain, e_v,
                                                  round(time.time() - t_start, 3)])
                     self.state["history_rows"] += 1
                     self.state["cursor"] = k + 1
@@ -277,7 +283,7 @@ class Run:
                     self.state["elapsed"] = time.time() - t_start
                     self._save(W)
                     dt = max(1e-9, time.time() - t0)
-                    bar.set_postfix(E=f"{e:.6f}", pos_s=f"{evals[0] * len(train) / dt:.3g}")
+                    bar.set_postfix(E=f"{e_plain:.6f}", pos_s=f"{evals[0] * len(train) / dt:.3g}")
                     bar.update(1)
                 bar.close()
             # end of the pass: full quiescence E of both sets

@@ -115,3 +115,38 @@ def test_gradient_descent_lowers_the_error(setup, method):
     assert gradient(st.wf, tr, ps.results, K)[1] < e0
     W = st.rounded(W0)
     assert W.dtype == np.int64 and np.array_equal(W[~mask], W0[~mask])
+
+
+def test_regularisation_shrinks_the_binary_search_toward_the_start(setup):
+    i = P.weight_index("pawn_value", 0, "mg")
+    Ws, f = _planted(setup, {i: 125})  # 40 above the default 85
+    W0 = setup[2].astype(float)
+
+    def objective(W, reg=1e-3):
+        return f(W) + M.penalty(W, W0, reg)
+
+    W = setup[2].copy()
+    old, new, e = M.tune_parameter(M.BINARY, objective, W, i, objective(W))
+    assert old < new < 125  # pulled short of the planted optimum
+    for v in (new - 1, new + 1):  # and the penalised objective is at its minimum there
+        Wv = W.copy()
+        Wv[i] = v
+        assert objective(Wv) >= e
+    assert M.penalty(W, W0, 1e-3) == pytest.approx(1e-3 * ((new - old) / 100) ** 2)
+    assert M.penalty(W, W0, 0.0) == 0.0
+
+
+def test_regularised_gradient_descent_stays_near_the_start(setup):
+    ps, sc, W0, q, leaves = setup
+    tr = sparse_traces(W0, leaves, 2)
+    mask = np.zeros(P.N_WEIGHTS, dtype=bool)
+    mask[M.select_weights(["pst_*"], linear_only=True)] = True
+    drift = {}
+    for reg in (0.0, 1.0):
+        st = M.GradientState(W0, M.ADAM, lr=2.0)
+        for epoch in range(20):
+            M.gradient_epoch(st, tr, ps.results, K, mask, batch_size=64, seed=epoch, reg=reg,
+                             W0=W0.astype(float))
+        drift[reg] = float(np.abs(st.wf - W0)[mask].mean())
+    assert drift[0.0] > 1.0  # 200 positions: the tables wander far
+    assert drift[1.0] < drift[0.0] / 3  # the pull toward the start holds them

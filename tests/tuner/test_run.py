@@ -116,3 +116,24 @@ def test_help_shows_an_example(capsys):
     out = capsys.readouterr().out
     assert "wasp-tune run positions.epd" in out and "--resume" in out
     assert "data" in cli.build_parser()._subparsers._group_actions[0].choices
+
+
+def test_regularised_run_records_reg_and_plain_training_error(tmp_path):
+    import json
+
+    from tuner.error import Scorer, error
+
+    d = tmp_path / "reg"
+    assert cli.main(["run", EPD, "-dir", str(d), "-method", "binary", "-params", "pawn_value",
+                     "-max-passes", "1", "-k", "1.2", "-quiet", "-reg", "1e-4"]) == 0
+    assert json.loads((d / "run.json").read_text())["reg"] == 1e-4
+    hist = pd.read_csv(d / "history.csv")
+    # e_train is E itself (without the penalty): it matches E of the parameters written
+    with np.load(d / "leaves.npz") as z:
+        leaves = z["train"]
+    from tuner.run import Run
+
+    run = Run.open(str(d))
+    run.load_data()
+    e = error(Scorer(2).leaf_scores(P.load(d / "params.txt"), leaves), run._train.results, 1.2)
+    assert hist["e_train"].iloc[-1] == pytest.approx(e, rel=1e-12)
