@@ -111,9 +111,9 @@ class Run:
         M.select_weights(config.params)  # fail early on a bad pattern
         os.makedirs(run_dir, exist_ok=True)
         W = P.load(config.init) if config.init else P.default_weights()
-        state = {"W0": [int(v) for v in W], "pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
-                 "leaves_pass": -1, "done": False, "W": [int(v) for v in W], "K": 0.0,
-                 "elapsed": 0.0}
+        state = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
+                 "leaves_pass": -1, "done": False, "W": [int(v) for v in W],
+                 "W0": [int(v) for v in W], "K": 0.0, "elapsed": 0.0}
         run = cls(run_dir, config, state)
         _write_atomic(run.path("run.json"), json.dumps(asdict(config), indent=2) + "\n")
         _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, 0)
