@@ -18,7 +18,7 @@ DONE = "done.json"
 def wasp_engine(name, params="", hash_mb=16):
     """`-engine` tokens for our engine run by this Python (``python -m wasp.cli``)."""
     tokens = ["-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", f"name={name}",
-              f"option.Hash={hash_mb}"]
+              f"option.Hash={hash_mb}", "startup=300"]  # a loaded machine may compile
     if params:
         tokens.append(f"option.EvalFile={os.path.abspath(params)}")
     return tokens

@@ -27,7 +27,7 @@ to a SQLite run store, and reports Elo, nElo, pentanomial counts and the SPRT.
 Engines:
   -engine KEY=VALUE ...   one engine; keys: cmd= name= proto=uci|xboard dir= arg=
                           option.NAME=VALUE tc=[moves/]time[+inc] st= nodes= depth=
-                          timemargin=MS restart=on|off
+                          timemargin=MS restart=on|off startup=SECONDS
   -each KEY=VALUE ...     the same keys, applied to every engine
   -config FILE            engines and settings as JSON (also -config file=FILE)
 
@@ -105,6 +105,7 @@ ENGINE_KEYS = {
     "depth",
     "timemargin",
     "restart",
+    "startup",
 }
 
 
@@ -287,6 +288,8 @@ def _engine(i: int, d: dict, each: dict) -> EngineConfig:
         cfg.timemargin = _int(f"{where}: timemargin", merged["timemargin"], lo=0)
     if "restart" in merged:
         cfg.restart = _bool(f"{where}: restart", merged["restart"])
+    if "startup" in merged:
+        cfg.startup = _float(f"{where}: startup", merged["startup"], lo=0.1)
     return cfg
 
 

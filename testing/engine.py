@@ -19,7 +19,7 @@ import chess
 
 from .timecontrol import TimeControl
 
-STARTUP_TIMEOUT = 15.0  # seconds for `uciok` / xboard features / `readyok`
+STARTUP_TIMEOUT = 15.0  # default seconds for `uciok` / xboard features / `readyok`
 UNLIMITED_MOVE_TIMEOUT = 300.0  # for searches with no clock (nodes=, depth=)
 STOP_GRACE = 1.0  # seconds an engine gets to answer `stop` after its deadline
 
@@ -55,6 +55,9 @@ class EngineConfig:
     timemargin: int = 0  # milliseconds
     restart: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    # seconds an engine may take to answer `uci`/`isready` (or send its xboard features):
+    # an engine that compiles on first start (numba, a JIT) on a loaded machine needs more
+    startup: float = STARTUP_TIMEOUT
 
     def to_dict(self) -> dict:
         return {
@@ -71,6 +74,7 @@ class EngineConfig:
             "timemargin": self.timemargin,
             "restart": self.restart,
             "env": dict(self.env),
+            "startup": self.startup,
         }
 
     @classmethod
@@ -376,7 +380,7 @@ class UciEngine(Engine):
     def start(self) -> None:
         p = self._spawn()
         p.send("uci\n")
-        deadline = time.perf_counter() + STARTUP_TIMEOUT
+        deadline = time.perf_counter() + self.cfg.startup
         while True:
             line = p.readline(deadline)
             if line == b"uciok":
@@ -397,7 +401,7 @@ class UciEngine(Engine):
 
     def _sync(self) -> None:
         self.p.send("isready\n")
-        deadline = time.perf_counter() + STARTUP_TIMEOUT
+        deadline = time.perf_counter() + self.cfg.startup
         while self.p.readline(deadline) != b"readyok":
             pass
 
@@ -520,7 +524,7 @@ class XboardEngine(Engine):
                     for key, value in _parse_features(line[8:]):
                         if key == "done":
                             if value == "0":
-                                deadline = time.perf_counter() + STARTUP_TIMEOUT
+                                deadline = time.perf_counter() + self.cfg.startup
                             elif value == "1":
                                 deadline = 0.0
                             continue
@@ -546,7 +550,7 @@ class XboardEngine(Engine):
             self._ping += 1
             self.p.send(f"ping {self._ping}\n")
             want = f"pong {self._ping}".encode()
-            deadline = time.perf_counter() + STARTUP_TIMEOUT
+            deadline = time.perf_counter() + self.cfg.startup
             while self.p.readline(deadline).strip() != want:
                 pass
 

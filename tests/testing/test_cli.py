@@ -44,6 +44,7 @@ def test_help_shows_example(capsys):
         (TWO + ["-engine", "cmd=/bin/true", "tc=1", "colour=red"], "unknown key 'colour'"),
         (TWO + ["-engine", "cmd=/bin/true", "tc=1+x"], "tc: bad time control"),
         (TWO + ["-engine", "cmd=/bin/true", "tc=1", "proto=cecp"], "proto"),
+        (TWO + ["-engine", "cmd=/bin/true", "tc=1", "startup=soon"], "startup"),
         (TWO + ["-pgnout", "/nonexistent-dir/x.pgn"], "-pgnout: directory"),
         (TWO + ["-maxmoves"], "-maxmoves: missing value"),
         (["-engine", f"cmd={sys.executable}", "tc=1"], "at least two engines"),

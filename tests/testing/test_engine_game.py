@@ -146,3 +146,23 @@ def test_failures_lose_the_game(quit_later, fail, termination, restart):
         assert rec.time_loss
     # The good engine is unaffected and plays on.
     assert good.alive() and not good.broken
+
+
+def test_startup_limit_is_per_engine():
+    """An engine that compiles at start (2 s here) misses a short start-up limit with a clear
+    error, and starts when its `startup=` allows for it."""
+    from testing.engine import EngineTimeout
+
+    def cfg(startup):
+        return EngineConfig(cmd=sys.executable, name="slow", args=[FAKE, "--slowready", "2"],
+                            tc=TimeControl.parse("1+0"), startup=startup)
+
+    e = make_engine(cfg(0.5))
+    with pytest.raises(EngineTimeout, match="slow: no answer in time"):
+        e.start()
+    e.kill()
+    e = make_engine(cfg(30))
+    e.start()
+    assert e.alive()
+    e.kill()
+    assert EngineConfig.from_dict(cfg(30).to_dict()).startup == 30

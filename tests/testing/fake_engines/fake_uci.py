@@ -10,7 +10,8 @@ position only. Same position, same move: games are reproducible. With
 ``--fail`` it misbehaves at its N-th ``go`` since the process started:
 crash (exits), hang (stops reading and answering), stall (answers after
 ``--delay`` seconds), illegal (answers with an illegal move), nostart (exits
-before ``uciok``). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
+before ``uciok``). ``--slowready S`` waits S seconds before its first ``readyok`` (an
+engine that compiles at start). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
 """
 
 import argparse
@@ -62,6 +63,7 @@ def main() -> None:
     ap.add_argument("--after", type=int, default=1)
     ap.add_argument("--delay", type=float, default=1.0)
     ap.add_argument("--name", default="Fake")
+    ap.add_argument("--slowready", type=float, default=0.0)
     ap.add_argument("--envfile", default=None, help="append NUMBA_CACHE_DIR here at start")
     args = ap.parse_args()
     if args.envfile:
@@ -90,6 +92,9 @@ def main() -> None:
             out("option name Hash type spin default 1 min 1 max 16")
             out("uciok")
         elif cmd == "isready":
+            if args.slowready:
+                time.sleep(args.slowready)
+                args.slowready = 0.0
             out("readyok")
         elif cmd == "position":
             if tokens[1] == "startpos":
