@@ -19,7 +19,7 @@ _SOURCES = ("wasp", "tuner")  # packages whose kernels share the cache
 _FRONT_END = {
     "wasp": {"__init__.py", "cli.py", "uci.py", "xboard.py", "play.py", "book.py", "san.py",
              "perft_cli.py", "epd.py", "benchmark.py", "warmup.py"},
-    "tuner": {"__init__.py", "cli.py"},
+    "tuner": {"__init__.py", "cli.py", "methods.py", "run.py"},
 }
 
 
