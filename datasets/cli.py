@@ -113,6 +113,10 @@ def loop_parser():
             ("max-passes", int, "tuning passes at most (default %(default)s)"),
             ("partial", float, "binary: move this fraction of the way to each optimum "
                                "(default %(default)s)"),
+            ("reg", float, "tuner: L2 pull toward the defaults, the E a weight pays for "
+                           "moving 100 cp (default %(default)s: off; 1e-5 or more on small "
+                           "sets)"),
+            ("lr", float, "tuner: learning rate of adam/adagrad (default: the method's)"),
             ("threads", int, "tuner threads (default %(default)s)"),
             ("sprt-games", int, "SPRT games at most (default %(default)s)"),
             ("sprt-nodes", int, "SPRT nodes per move (default: as -nodes)"),

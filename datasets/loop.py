@@ -44,6 +44,8 @@ class LoopConfig:
     params: list = field(default_factory=list)  # tuner globs (default: all)
     max_passes: int = 3
     partial: float = 1.0  # binary: move this fraction of the way to each optimum
+    reg: float = 0.0  # tuner: L2 pull toward the defaults (tuner.methods.penalty)
+    lr: float = 0.0  # tuner: gradient methods' learning rate (0: the method's default)
     threads: int = 2
     sprt_games: int = 1000  # at most, in pairs
     sprt_nodes: int = 0  # 0: as self-play
@@ -139,7 +141,7 @@ class Loop:
             rc = RunConfig(data=[self.path("data", "train.epd")], method=c.method,
                            params=list(c.params), threads=c.threads, seed=c.seed,
                            max_passes=c.max_passes, partial=c.partial,
-                           skip_plies=c.skip_plies)
+                           skip_plies=c.skip_plies, reg=c.reg, lr=c.lr)
             run = SplitRun.create_split(tdir, rc, [self.path("data", "valid.epd")])
             self.log(f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}"
                      f", at most {c.max_passes} passes, in {tdir}")
