@@ -18,7 +18,7 @@ _SOURCES = ("wasp", "tuner")  # packages whose kernels share the cache
 # need not recompile anything. Every other module counts (a new one too).
 _FRONT_END = {
     "wasp": {"__init__.py", "cli.py", "uci.py", "xboard.py", "play.py", "book.py", "san.py",
-             "perft_cli.py", "epd.py", "benchmark.py", "warmup.py"},
+             "perft_cli.py", "epd.py", "benchmark.py", "warmup.py", "timeman.py"},
     "tuner": {"__init__.py", "cli.py", "methods.py", "run.py"},
 }
 

@@ -1,9 +1,16 @@
 """Time management: how long to think for one move, from the `go` clock parameters.
 
-Two limits come back, in milliseconds from the start of the search: `soft` (no new iteration
+Two limits come back, in milliseconds from the arrival of `go`: `soft` (no new iteration
 is started after it) and `hard` (the search is stopped there). Sudden death assumes about
 `MOVES_HORIZON` moves to go; increments are mostly spent; `Move Overhead` is kept back for
 the GUI and the pipes.
+
+Low on the clock, the engine lives on its increment, and every move really costs its search
+plus whatever the operating system, the pipes and the GUI add. On a loaded machine that cost
+swings by tens of milliseconds, so the clock is never planned below a reserve of two
+overheads and half an increment, and only the part of the increment above the overhead is
+counted on (a 2-core machine running two games and a compile lost games at 3+0.03 and
+10+0.1 when the reserve was one overhead).
 """
 
 from dataclasses import dataclass
@@ -32,7 +39,9 @@ def allocate(time_left=None, inc=0, movestogo=None, movetime=None, overhead=30,
     if time_left is None:
         return TimeBudget(None, None)
     inc = max(0, int(inc or 0))
-    usable = max(1.0, float(time_left) - overhead)
+    reserve = 2 * overhead + inc // 2
+    usable = max(1.0, float(time_left) - reserve)
+    inc = max(0, inc - overhead)  # the part of the increment the search may count on
     mtg = MOVES_HORIZON if not movestogo or movestogo <= 0 else min(int(movestogo), MOVES_HORIZON)
     soft = usable / mtg + INC_SHARE * inc
     share = MAX_SHARE if mtg > 1 else 0.8

@@ -276,6 +276,7 @@ class UciEngine:
         from wasp.search import Limits
         from wasp.timeman import allocate
 
+        go_time = time.monotonic()  # the budget runs from here: the GUI's clock already does
         self._stop_search()
         self._load()
         opts = {}
@@ -334,13 +335,19 @@ class UciEngine:
         self.release.clear()
         self.external_stop.clear()
         self.waiting_release = limits.infinite
-        self.worker = threading.Thread(target=self._run_search, args=(pos.copy(), limits),
-                                       daemon=True)
+        self.worker = threading.Thread(target=self._run_search,
+                                       args=(pos.copy(), limits, go_time), daemon=True)
         self.worker.start()
 
-    def _run_search(self, pos, limits):
+    def _run_search(self, pos, limits, go_time=None):
         searcher = self.searcher
         result = None
+        if go_time is not None and limits.hard_ms is not None:
+            # the search times itself from its own start: take off what has passed since `go`
+            late = (time.monotonic() - go_time) * 1000.0
+            limits.hard_ms = max(1.0, limits.hard_ms - late)
+            limits.soft_ms = max(1.0, min(limits.soft_ms or limits.hard_ms, limits.hard_ms)
+                                 - late)
         try:
             searcher.external_stop = self.external_stop
             searcher.on_currmove = lambda d, m, k: self.send(

@@ -31,3 +31,19 @@ def test_movetime_and_infinite():
     b = allocate(60000, infinite=True)
     assert b.soft is None and b.hard is None
     assert allocate().hard is None
+
+
+@pytest.mark.parametrize("base, inc", [(3000, 30), (10000, 100), (2000, 50), (5000, 50)])
+def test_a_loaded_machine_does_not_run_the_clock_out(base, inc):
+    """Worst case: every move searches to its hard limit, and the machine adds 0-40 ms on top,
+    more than the 30 ms Move Overhead at times (seen with two games and a compile on 2 cores).
+    Over 300 moves the clock must never fall."""
+    import random
+
+    rng = random.Random(base + inc)
+    clock = float(base)
+    for _ in range(300):
+        b = allocate(int(clock), inc, overhead=30)
+        clock -= b.hard + rng.uniform(0, 40)
+        assert clock > 0
+        clock += inc
