@@ -49,6 +49,10 @@ class UciEngine:
         self.release = threading.Event()  # set by stop / ponderhit: bestmove may be sent
         self.external_stop = threading.Event()
         self.waiting_release = False
+        # Lag: clock time lost outside our own thinking (pipes, the GUI, a loaded machine),
+        # learnt from the clocks the GUI sends; see _observe_lag.
+        self.lag_ms = 0.0
+        self.last_go = None  # (spec, moves, clock, inc, go_time, bestmove_time) of our last move
 
     # -- output --------------------------------------------------------------------------
     def send(self, text: str) -> None:
@@ -139,6 +143,22 @@ class UciEngine:
         self._stop_search()
         self._load()
         self.searcher.clear()
+        self.last_go = None
+
+    def _observe_lag(self, clock, inc):
+        """The clock the GUI sends now, against the one it sent for our previous move, tells
+        how much more it charged us than we spent thinking. Keep a slowly fading maximum of
+        that lag: time management then keeps it in reserve as well as `Move Overhead`."""
+        last, self.last_go = self.last_go, None
+        spec, moves = self.position_spec
+        if last is None or clock is None or last[5] is None:
+            return
+        lspec, lmoves, lclock, linc, lgo, lsent = last
+        if spec != lspec or len(moves) != len(lmoves) + 2 or moves[:len(lmoves)] != lmoves:
+            return  # not the next move of the same game
+        thought = (lsent - lgo) * 1000.0
+        lag = (lclock - thought + linc) - clock
+        self.lag_ms = max(min(lag, 0.5 * lclock), 0.9 * self.lag_ms, 0.0)
 
     def cmd_setoption(self, args):
         if not args or args[0] != "name":
@@ -307,9 +327,14 @@ class UciEngine:
         white = pos.white_to_move
         clock = opts.get("wtime" if white else "btime")
         inc = opts.get("winc" if white else "binc", 0)
-        budget = allocate(clock, inc, opts.get("movestogo"), opts.get("movetime"),
-                          self.overhead, infinite=opts.get("infinite", False))
         ponder = opts.get("ponder", False)
+        self._observe_lag(clock, inc)
+        overhead = max(self.overhead, int(self.lag_ms))
+        budget = allocate(clock, inc, opts.get("movestogo"), opts.get("movetime"),
+                          overhead, infinite=opts.get("infinite", False))
+        if clock is not None and not ponder and not opts.get("infinite"):
+            spec, moves = self.position_spec
+            self.last_go = [spec, list(moves), clock, inc, go_time, None]
         if self.own_book and self.book is not None and not ponder and not opts.get("infinite"):
             move = self.book.choose(pos)
             if move and (not searchmoves or move in searchmoves):
@@ -364,6 +389,8 @@ class UciEngine:
             else:
                 self.send("bestmove 0000")
             return
+        if self.last_go is not None and self.last_go[4] == go_time:
+            self.last_go[5] = time.monotonic()
         if result.ponder:
             self.send(f"bestmove {result.best} ponder {result.ponder}")
         else:

@@ -217,6 +217,49 @@ def test_in_process_fuzz_never_raises():
     e.handle("stop")
 
 
+class _Out:
+    """An output stream that notes when `bestmove` is written."""
+
+    def __init__(self):
+        self.lines = []
+        self.best = threading.Event()
+
+    def write(self, text):
+        self.lines.append(text)
+        if text.startswith("bestmove"):
+            self.best.set()
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("lag_ms", [0, 400])
+def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
+    """A GUI that charges 400 ms more per move than the engine thought (a loaded machine)
+    shows in the next clock; the engine keeps that lag in reserve from then on."""
+    out = _Out()
+    e = UciEngine(out=out)
+    board = chess.Board()
+    clock, inc = 20000.0, 100
+    for _ in range(4):
+        moves = " ".join(m.uci() for m in board.move_stack)
+        e.handle(f"position startpos moves {moves}" if moves else "position startpos")
+        out.best.clear()
+        t0 = time.monotonic()
+        e.handle(f"go wtime {int(clock)} btime 20000 winc {inc} binc {inc}")
+        assert out.best.wait(60)
+        clock -= (time.monotonic() - t0) * 1000 + lag_ms - inc
+        board.push_uci(out.lines[-1].split()[1])
+        board.push(sorted(board.legal_moves, key=lambda m: m.uci())[0])
+    if lag_ms:
+        assert lag_ms * 0.8 <= e.lag_ms <= lag_ms * 1.2
+    else:
+        assert e.lag_ms < 50
+    e.handle("ucinewgame")  # a new game starts afresh
+    assert e.last_go is None
+    e.handle("quit")
+
+
 # -- games ----------------------------------------------------------------------------------
 
 
