@@ -117,6 +117,8 @@ def loop_parser():
                            "moving 100 cp (default %(default)s: off; 1e-5 or more on small "
                            "sets)"),
             ("lr", float, "tuner: learning rate of adam/adagrad (default: the method's)"),
+            ("min-count", int, "tuner: tune only weights counting in at least this many "
+                               "training positions (default %(default)s: all)"),
             ("threads", int, "tuner threads (default %(default)s)"),
             ("sprt-games", int, "SPRT games at most (default %(default)s)"),
             ("sprt-nodes", int, "SPRT nodes per move (default: as -nodes)"),

@@ -46,6 +46,7 @@ class LoopConfig:
     partial: float = 1.0  # binary: move this fraction of the way to each optimum
     reg: float = 0.0  # tuner: L2 pull toward the defaults (tuner.methods.penalty)
     lr: float = 0.0  # tuner: gradient methods' learning rate (0: the method's default)
+    min_count: int = 0  # tuner: leave weights rarer than this in the training set alone
     threads: int = 2
     sprt_games: int = 1000  # at most, in pairs
     sprt_nodes: int = 0  # 0: as self-play
@@ -141,7 +142,8 @@ class Loop:
             rc = RunConfig(data=[self.path("data", "train.epd")], method=c.method,
                            params=list(c.params), threads=c.threads, seed=c.seed,
                            max_passes=c.max_passes, partial=c.partial,
-                           skip_plies=c.skip_plies, reg=c.reg, lr=c.lr)
+                           skip_plies=c.skip_plies, reg=c.reg, lr=c.lr,
+                           min_count=c.min_count)
             run = SplitRun.create_split(tdir, rc, [self.path("data", "valid.epd")])
             self.log(f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}"
                      f", at most {c.max_passes} passes, in {tdir}")

@@ -87,6 +87,9 @@ def build_parser():
                    help="L2 pull toward the starting values: the objective is E + REG * "
                         "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
                         "100 cp (try 1e-5 on small sets; 0: off)")
+    r.add_argument("-min-count", "--min-count", type=int, default=0,
+                   help="tune only weights that count in at least this many training "
+                        "positions (rarer ones keep their values; 0: all)")
     r.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
 
     for name, text in (("k", "fit K for a parameter file on a data set"),
@@ -183,7 +186,7 @@ def cmd_run(args):
                                resolve_every=args.resolve_every, skip_bad=args.skip_bad,
                                skip_plies=args.skip_plies, limit=args.limit, init=args.init,
                                k=args.k, lr=args.lr, batch_size=args.batch_size,
-                               reg=args.reg)
+                               reg=args.reg, min_count=args.min_count)
             if split:
                 config.valid = 0.0
                 run = SplitRun.create_split(args.dir, config, args.valid_data)

@@ -201,6 +201,27 @@ class GradientState:
         self.t = int(z["t"])
 
 
+def weight_counts(traces) -> np.ndarray:
+    """How many positions each weight counts in (white and black terms not cancelling), from
+    sparse traces (`tuner.sparse.sparse_traces`); an endgame weight shares its opening
+    partner's count."""
+    idx, cnt = traces[0], traces[1]
+    live = cnt[:, 0] != cnt[:, 1]
+    counts = np.bincount(idx[live].astype(np.int64), minlength=P.N_WEIGHTS)[:P.N_WEIGHTS]
+    partner = P.EG_INDEX >= 0
+    counts[P.EG_INDEX[partner]] = counts[partner]
+    return counts
+
+
+def frequent(indices, traces, min_count):
+    """The weights of `indices` that count in at least `min_count` positions: too rare a
+    term is left at its value rather than fitted to a handful of games."""
+    if min_count <= 0:
+        return np.asarray(indices)
+    counts = weight_counts(traces)
+    return np.asarray([i for i in indices if counts[i] >= min_count], dtype=np.int64)
+
+
 def penalty(W, W0, reg, indices=None):
     """The L2 pull toward the starting weights: reg * sum(((w - w0) / 100)^2) over the tuned
     weights. `reg` is the E a weight pays for moving 100 cp, so a rare term (a few hundred

@@ -52,6 +52,7 @@ class RunConfig:
     lr: float = 0.0  # 0: the method's default
     batch_size: int = 16384
     reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
+    min_count: int = 0  # tune only weights counting in this many training positions
 
 
 def _write_atomic(path, text):
@@ -190,6 +191,16 @@ class Run:
         K = self.K
         gradient = c.method in (M.ADAM, M.ADAGRAD)
         indices = M.select_weights(c.params, linear_only=gradient)
+        if c.min_count > 0:  # settled once, at the start, so a resumed run tunes the same set
+            if "frequent" not in self.state:
+                from tuner.sparse import sparse_traces
+
+                kept = M.frequent(indices, sparse_traces(self.W, train.rows, c.threads),
+                                  c.min_count)
+                self.state["frequent"] = [int(i) for i in kept]
+                self._save()
+                log(f"min count {c.min_count}: {len(kept)} of {len(indices)} weights tuned")
+            indices = np.asarray(self.state["frequent"], dtype=np.int64)
         W0 = np.array(self.state.get("W0", self.state["W"]), dtype=np.float64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")

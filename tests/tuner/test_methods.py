@@ -150,3 +150,27 @@ def test_regularised_gradient_descent_stays_near_the_start(setup):
         drift[reg] = float(np.abs(st.wf - W0)[mask].mean())
     assert drift[0.0] > 1.0  # 200 positions: the tables wander far
     assert drift[1.0] < drift[0.0] / 3  # the pull toward the start holds them
+
+
+def test_weight_counts_are_the_positions_a_term_counts_in(setup):
+    import chess
+
+    ps, sc, W0, q, leaves = setup
+    boards = [chess.Board(" ".join(line.split()[:4]))
+              for line in open(DATA / "tuner_quiet_200.epd") if line.strip()]
+    assert len(boards) == len(ps)
+    counts = M.weight_counts(sparse_traces(W0, ps.rows, 2))
+
+    def differ(piece):
+        return sum(len(b.pieces(piece, chess.WHITE)) != len(b.pieces(piece, chess.BLACK))
+                   for b in boards)
+
+    for name, piece in (("pawn_value", chess.PAWN), ("rook_value", chess.ROOK),
+                        ("queen_value", chess.QUEEN)):
+        assert counts[P.weight_index(name, 0, "mg")] == differ(piece)
+        assert counts[P.weight_index(name, 0, "eg")] == differ(piece)
+    indices = M.select_weights(["*_value"])
+    assert list(M.frequent(indices, sparse_traces(W0, ps.rows, 2), 0)) == list(indices)
+    kept = M.frequent(indices, sparse_traces(W0, ps.rows, 2), differ(chess.QUEEN) + 1)
+    assert P.weight_index("queen_value", 0, "mg") not in kept
+    assert set(kept) == {i for i in indices if counts[i] > differ(chess.QUEEN)}

@@ -137,3 +137,17 @@ def test_regularised_run_records_reg_and_plain_training_error(tmp_path):
     run.load_data()
     e = error(Scorer(2).leaf_scores(P.load(d / "params.txt"), leaves), run._train.results, 1.2)
     assert hist["e_train"].iloc[-1] == pytest.approx(e, rel=1e-12)
+
+
+def test_min_count_leaves_rare_weights_alone(tmp_path):
+    import json
+
+    d = tmp_path / "mc"
+    assert cli.main(["run", EPD, "-dir", str(d), "-method", "adam", "-params", "pst_*",
+                     "-max-passes", "2", "-k", "1.2", "-quiet", "-batch-size", "64",
+                     "-min-count", "30"]) == 0
+    state = json.loads((d / "state.json").read_text())
+    tuned = set(state["frequent"])
+    assert 0 < len(tuned) < 768
+    moved = np.nonzero(P.load(d / "params.txt") != P.default_weights())[0]
+    assert len(moved) > 0 and set(moved.tolist()) <= tuned
