@@ -2,7 +2,7 @@
 
 With no arguments it is a UCI engine (xboard too, when the GUI says `xboard`).
 Heavy modules (numba kernels) are imported only by the subcommand that needs them,
-so `wasp --help` and the UCI handshake start fast.
+so `wasp --help` starts fast; as an engine, they load in a thread while `uci` is answered.
 """
 
 import argparse
@@ -116,9 +116,13 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     if args.command in (None, "uci"):
+        from wasp import warmup
         from wasp.uci import main as uci_main
 
-        return uci_main()
+        warmup.start_background()  # kernels load while the GUI says `uci`
+        code = uci_main()
+        warmup.exit_now_if_loading(code)  # `quit` before they were loaded
+        return code
     if args.command == "perft":
         from wasp.perft_cli import run
 

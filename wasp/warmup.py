@@ -1,26 +1,54 @@
-"""Compile (or load from numba's cache) every kernel the engine uses, so `readyok` is fast."""
+"""Load (or compile) every kernel the engine uses, so `readyok` is fast.
 
+The protocol front-ends start `start_background()` as the process starts: numba is imported
+and the kernels load while the GUI and the engine exchange `uci`/`uciok`; the first command
+that needs a kernel waits in `warmup()` for that load to end.
+"""
+
+import contextlib
+import os
+import sys
+import threading
 import time
 
 _DONE = False
+_LOCK = threading.Lock()  # one load at a time; a second caller waits for the first
+_BACKGROUND = None  # the thread of start_background()
 
 WARMUP_FEN = "4k3/1P6/8/8/8/8/6p1/4K3 w - - 0 1"  # promotions both ways
 
 
 def warmup(verbose: bool = False) -> int:
-    """Run each kernel once (search, qsearch, evaluation, SEE, TT, perft). Returns 0."""
+    """Run each kernel once (search, qsearch, evaluation, SEE, TT, perft). Returns 0.
+
+    Thread-safe: while another thread loads, this waits for it; if that load failed,
+    this one tries again (and raises what goes wrong).
+    """
     global _DONE
     if _DONE:
         return 0
-    t0 = time.perf_counter()
+    with _LOCK:
+        if _DONE:
+            return 0
+        t0 = time.perf_counter()
+        if verbose:
+            print("loading or compiling kernels (a few minutes the first time) ...", flush=True)
+            _write_bytecode()
+        with _lean_numba():
+            _run_kernels()
+        _DONE = True
+    if verbose:
+        print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+def _run_kernels() -> None:
     from wasp.board import Position
     from wasp.perft import perft
     from wasp.position import copy_state
     from wasp.search import Limits, Searcher
     from wasp.see import see
 
-    if verbose:
-        print("loading or compiling kernels (a few minutes the first time) ...", flush=True)
     # Numba loads a kernel once per type signature, whatever path runs: one position
     # (with promotions both ways, so every branch types) loads them all.
     searcher = Searcher(1)
@@ -31,7 +59,126 @@ def warmup(verbose: bool = False) -> int:
     searcher.qsearch(pos)
     see(pos.T, pos.S, first)
     perft(pos, 1)
-    _DONE = True
-    if verbose:
-        print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
-    return 0
+
+
+def start_background() -> None:
+    """Begin `warmup()` in a daemon thread (once a process); returns at once."""
+    global _BACKGROUND
+    if _DONE or _BACKGROUND is not None:
+        return
+    _BACKGROUND = threading.Thread(target=_background, name="wasp-warmup", daemon=True)
+    _BACKGROUND.start()
+
+
+def _background() -> None:
+    try:
+        warmup()
+    except BaseException:  # noqa: BLE001 - the next warmup() call retries and reports it
+        pass
+
+
+def loading() -> bool:
+    """Is the background load still running?"""
+    return _BACKGROUND is not None and _BACKGROUND.is_alive()
+
+
+def exit_now_if_loading(code: int) -> None:
+    """End the process at once if the background load still runs.
+
+    A GUI may send `quit` before the kernels are loaded (or during a cold compile of
+    minutes): the interpreter's normal shutdown would wait for the compile or tear numba
+    down under it, so the process ends here, with its output flushed.
+    """
+    if not loading():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _write_bytecode() -> None:
+    """Byte-compile the engine's Python files (`wasp warmup` only).
+
+    Python writes them on first import anyway, unless PYTHONDONTWRITEBYTECODE is set;
+    compiling the sources would then cost every start 0.1-0.2 s.
+    """
+    import compileall
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    with contextlib.suppress(OSError):
+        compileall.compile_dir(package, maxlevels=0, quiet=2)
+
+
+@contextlib.contextmanager
+def _hidden(names):
+    """Make `import NAME` fail for these modules (unless already imported)."""
+    hidden = [n for n in names if n not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None
+    try:
+        yield
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
+@contextlib.contextmanager
+def _lean_numba():
+    """Import numba and load cached kernels without what only compiling needs.
+
+    - numba's import checks scipy's version (scipy is not otherwise needed) and reads
+      yaml only for a `.numba_config.yaml` in the working directory: both are hidden
+      while numba is imported (yaml only when there is no such file);
+    - before each load from its cache numba refreshes its registries (the typing and
+      lowering tables of all its features: 0.3 s the first time, and the import of
+      scipy.linalg for a BLAS probe) and scans every installed package for numba
+      extensions. A cached kernel is machine code that needs neither, only numba's
+      runtime: a hit is loaded with the runtime initialised, and only a miss (a compile
+      follows) refreshes and scans as numba does.
+
+    Outside this block numba behaves as usual.
+    """
+    if "numba" not in sys.modules:
+        hide = ["scipy"] if "scipy" not in sys.modules else []
+        if not os.path.isfile(".numba_config.yaml"):
+            hide.append("yaml")
+        with _hidden(hide):
+            import numba  # noqa: F401
+    try:
+        from numba.core import caching, entrypoints
+        from numba.core.runtime import rtsys
+
+        original = caching.Cache.load_overload
+        caching.Cache._load_overload  # noqa: B018 - the API used below, or no shortcut
+        caching.Cache._guard_against_spurious_io_errors  # noqa: B018
+        skip_scan = entrypoints._already_initialized is False
+    except (ImportError, AttributeError):  # another numba: load the usual way
+        yield
+        return
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            cres = self._load_overload(sig, target_context)
+        if cres is None:  # a compile follows: prepare exactly as numba does
+            if skip_scan and not scanned:
+                scanned.append(True)
+                entrypoints._already_initialized = False
+                entrypoints.init_all()
+            return original(self, sig, target_context)
+        return cres
+
+    scanned = []
+
+    if skip_scan:
+        entrypoints._already_initialized = True
+    caching.Cache.load_overload = load_overload
+    try:
+        yield
+    finally:
+        caching.Cache.load_overload = original
+        if skip_scan and not scanned:
+            # The scan was skipped, not done: a later compile still runs it.
+            entrypoints._already_initialized = False
