@@ -83,7 +83,8 @@ def _parser():
     pg.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only)")
 
-    sub.add_parser("warmup", help="compile every kernel into the numba cache")
+    sub.add_parser("warmup", help="compile every kernel into the numba cache "
+                                  "(and the engine's Python files to bytecode)")
     return p
 
 
@@ -150,8 +151,9 @@ def main(argv=None):
 
         return play_main(args)
     if args.command == "warmup":
-        from wasp.warmup import warmup
+        from wasp.warmup import warmup, write_bytecode
 
+        write_bytecode()
         return warmup(verbose=True)
     return 2
 

@@ -408,7 +408,7 @@ def _kernels() -> None:
     kernel module is imported by two threads at once."""
     from wasp.warmup import warmup
 
-    warmup()
+    warmup(kernels="engine")
 
 
 def _parse_bool(value: str) -> bool:

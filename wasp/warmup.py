@@ -1,8 +1,8 @@
 """Load (or compile) every kernel the engine uses, so `readyok` is fast.
 
-The protocol front-ends start `start_background()` as the process starts: numba is imported
-and the kernels load while the GUI and the engine exchange `uci`/`uciok`; the first command
-that needs a kernel waits in `warmup()` for that load to end.
+As an engine (`wasp`), `wasp.cli` calls `start_background()` as the process starts: numba
+is imported and the protocols' kernels load while the GUI and the engine exchange
+`uci`/`uciok`; the first command that needs a kernel waits in `warmup()` for that load.
 """
 
 import contextlib
@@ -11,43 +11,45 @@ import sys
 import threading
 import time
 
-_DONE = False
+_DONE = set()  # the kernel sets loaded: "engine", "all"
 _LOCK = threading.Lock()  # one load at a time; a second caller waits for the first
 _BACKGROUND = None  # the thread of start_background()
+_ENGINE_PROCESS = False  # set by start_background(): numba's lean cache loads stay on
 
 WARMUP_FEN = "4k3/1P6/8/8/8/8/6p1/4K3 w - - 0 1"  # promotions both ways
 
 
-def warmup(verbose: bool = False) -> int:
-    """Run each kernel once (search, qsearch, evaluation, SEE, TT, perft). Returns 0.
+def warmup(verbose: bool = False, kernels: str = "all") -> int:
+    """Run each kernel once, so that it is compiled or loaded from the cache. Returns 0.
 
-    Thread-safe: while another thread loads, this waits for it; if that load failed,
-    this one tries again (and raises what goes wrong).
+    kernels="engine": those the UCI and xboard engines call at once (search, TT, move
+    generation, FEN, making moves); "all" also qsearch, SEE, perft and the position
+    queries (`wasp warmup` fills the cache with these). Thread-safe: while another
+    thread loads, this waits for it; if that load failed, this one tries again (and
+    raises what goes wrong).
     """
-    global _DONE
-    if _DONE:
+    if kernels not in ("engine", "all"):
+        raise ValueError(f"kernels must be 'engine' or 'all', not {kernels!r}")
+    if kernels in _DONE:
         return 0
     with _LOCK:
-        if _DONE:
+        if kernels in _DONE:
             return 0
         t0 = time.perf_counter()
         if verbose:
             print("loading or compiling kernels (a few minutes the first time) ...", flush=True)
-            _write_bytecode()
         with _lean_numba():
-            _run_kernels()
-        _DONE = True
+            _run_kernels(everything=kernels == "all")
+        _DONE.update(("engine", "all") if kernels == "all" else ("engine",))
     if verbose:
         print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 
 
-def _run_kernels() -> None:
+def _run_kernels(everything: bool) -> None:
     from wasp.board import Position
-    from wasp.perft import perft
     from wasp.position import copy_state
     from wasp.search import Limits, Searcher
-    from wasp.see import see
 
     # Numba loads a kernel once per type signature, whatever path runs: one position
     # (with promotions both ways, so every branch types) loads them all.
@@ -56,23 +58,40 @@ def _run_kernels() -> None:
     searcher.search(pos, Limits(depth=2), on_info=lambda line: line.uci())
     first = pos.legal_move_codes()[0]
     searcher._tt_reply(copy_state(pos.S), first)
+    pos.copy().push(first)
+    if not everything:
+        return
+    from wasp.perft import perft
+    from wasp.see import see
+
     searcher.qsearch(pos)
     see(pos.T, pos.S, first)
     perft(pos, 1)
+    pos.push(first)
+    pos.is_check()
+    pos.is_insufficient_material()
+    pos.is_repetition()
+    pos.pop()
+    pos.gives_check(pos.legal_moves()[0])
 
 
 def start_background() -> None:
-    """Begin `warmup()` in a daemon thread (once a process); returns at once."""
-    global _BACKGROUND
-    if _DONE or _BACKGROUND is not None:
+    """Begin `warmup(kernels="engine")` in a daemon thread (once a process); returns at once.
+
+    For engine processes: numba's lean cache loads (see `_lean_numba`) then stay on, so
+    that a kernel first used later in the game also loads in milliseconds.
+    """
+    global _BACKGROUND, _ENGINE_PROCESS
+    if _BACKGROUND is not None:
         return
+    _ENGINE_PROCESS = True
     _BACKGROUND = threading.Thread(target=_background, name="wasp-warmup", daemon=True)
     _BACKGROUND.start()
 
 
 def _background() -> None:
     try:
-        warmup()
+        warmup(kernels="engine")
     except BaseException:  # noqa: BLE001 - the next warmup() call retries and reports it
         pass
 
@@ -97,11 +116,11 @@ def exit_now_if_loading(code: int) -> None:
     os._exit(code)
 
 
-def _write_bytecode() -> None:
-    """Byte-compile the engine's Python files (`wasp warmup` only).
+def write_bytecode() -> None:
+    """Byte-compile the engine's Python files (`wasp warmup` does).
 
-    Python writes them on first import anyway, unless PYTHONDONTWRITEBYTECODE is set;
-    compiling the sources would then cost every start 0.1-0.2 s.
+    Python writes them on first import anyway, unless PYTHONDONTWRITEBYTECODE is set:
+    then every start would compile the sources again (0.1-0.2 s).
     """
     import compileall
 
@@ -138,7 +157,8 @@ def _lean_numba():
       runtime: a hit is loaded with the runtime initialised, and only a miss (a compile
       follows) refreshes and scans as numba does.
 
-    Outside this block numba behaves as usual.
+    Outside this block numba behaves as usual (in an engine process the lean loads
+    stay on: see `start_background`).
     """
     if "numba" not in sys.modules:
         hide = ["scipy"] if "scipy" not in sys.modules else []
@@ -153,32 +173,36 @@ def _lean_numba():
         original = caching.Cache.load_overload
         caching.Cache._load_overload  # noqa: B018 - the API used below, or no shortcut
         caching.Cache._guard_against_spurious_io_errors  # noqa: B018
-        skip_scan = entrypoints._already_initialized is False
+        scan_pending = entrypoints._already_initialized is False
     except (ImportError, AttributeError):  # another numba: load the usual way
         yield
         return
+    if getattr(original, "_wasp_lean", False):  # on already (an engine process)
+        yield
+        return
+    scanned = []
 
     def load_overload(self, sig, target_context):
         rtsys.initialize(target_context)
         with self._guard_against_spurious_io_errors():
             cres = self._load_overload(sig, target_context)
         if cres is None:  # a compile follows: prepare exactly as numba does
-            if skip_scan and not scanned:
+            if scan_pending and not scanned:
                 scanned.append(True)
                 entrypoints._already_initialized = False
                 entrypoints.init_all()
             return original(self, sig, target_context)
         return cres
 
-    scanned = []
-
-    if skip_scan:
-        entrypoints._already_initialized = True
+    load_overload._wasp_lean = True
     caching.Cache.load_overload = load_overload
+    if scan_pending:
+        entrypoints._already_initialized = True  # numba scans before every first call
     try:
         yield
     finally:
-        caching.Cache.load_overload = original
-        if skip_scan and not scanned:
-            # The scan was skipped, not done: a later compile still runs it.
-            entrypoints._already_initialized = False
+        if not _ENGINE_PROCESS:  # an engine keeps them (see start_background)
+            caching.Cache.load_overload = original
+            if scan_pending and not scanned:
+                # The scan was skipped, not done: a later compile still runs it.
+                entrypoints._already_initialized = False

@@ -52,7 +52,7 @@ class XboardEngine:
         if self.searcher is None:
             from wasp.warmup import warmup
 
-            warmup()  # first: the kernels may be loading in a thread
+            warmup(kernels="engine")  # first: they may be loading in a thread
             from wasp.board import Position
             from wasp.search import Searcher
 
