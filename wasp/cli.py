@@ -88,6 +88,16 @@ def _parser():
     return p
 
 
+def _engine():
+    from wasp import warmup
+    from wasp.uci import main as uci_main
+
+    warmup.start_background()  # the kernels load while the GUI says `uci`
+    code = uci_main()
+    warmup.exit_now_if_loading(code)  # `quit` came before they were loaded
+    return code
+
+
 def _book(args):
     from wasp.board import Position
     from wasp.book import Book, build
@@ -115,15 +125,11 @@ def _book(args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv in ([], ["uci"]):  # the engine: no time lost on the parser
+        return _engine()
     args = _parser().parse_args(argv)
     if args.command in (None, "uci"):
-        from wasp import warmup
-        from wasp.uci import main as uci_main
-
-        warmup.start_background()  # kernels load while the GUI says `uci`
-        code = uci_main()
-        warmup.exit_now_if_loading(code)  # `quit` before they were loaded
-        return code
+        return _engine()
     if args.command == "perft":
         from wasp.perft_cli import run
 

@@ -147,9 +147,10 @@ def _hidden(names):
 def _lean_numba():
     """Import numba and load cached kernels without what only compiling needs.
 
-    - numba's import checks scipy's version (scipy is not otherwise needed) and reads
-      yaml only for a `.numba_config.yaml` in the working directory: both are hidden
-      while numba is imported (yaml only when there is no such file);
+    - numba's import checks scipy's version (scipy is not otherwise needed), reads
+      yaml only for a `.numba_config.yaml` in the working directory and colorama only
+      for NUMBA_COLOR_SCHEME: they are hidden while numba is imported (yaml when there
+      is no such file, colorama when no colours are asked for);
     - before each load from its cache numba refreshes its registries (the typing and
       lowering tables of all its features: 0.3 s the first time, and the import of
       scipy.linalg for a BLAS probe) and scans every installed package for numba
@@ -161,9 +162,11 @@ def _lean_numba():
     stay on: see `start_background`).
     """
     if "numba" not in sys.modules:
-        hide = ["scipy"] if "scipy" not in sys.modules else []
+        hide = ["scipy"]
         if not os.path.isfile(".numba_config.yaml"):
             hide.append("yaml")
+        if os.environ.get("NUMBA_COLOR_SCHEME", "no_color") == "no_color":
+            hide.append("colorama")  # colours only numba's compile errors, when asked
         with _hidden(hide):
             import numba  # noqa: F401
     try:
