@@ -93,3 +93,16 @@ def test_quit_right_after_uci_ends_the_engine_cleanly():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.splitlines()[-1] == "uciok"
+
+
+def test_runtime_is_set_up_for_kernels_that_name_it_and_in_doubt():
+    from wasp.warmup import _uses_runtime
+
+    def payload(code):
+        return (("lib", "object", (code, b"bitcode")), "fndesc")
+
+    assert not _uses_runtime(payload(b"\x7fELF ... _ZN4wasp6search ..."))
+    assert _uses_runtime(payload(b"\x7fELF ... NRT_MemInfo_alloc_safe_aligned ..."))
+    assert _uses_runtime(payload(b"\x7fELF ... _nrt_get_sample_external_allocator ..."))
+    assert _uses_runtime((("lib", "bitcode", b"..."), "fndesc"))
+    assert _uses_runtime(("something else",))
