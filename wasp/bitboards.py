@@ -389,14 +389,46 @@ def _without_blas_probe():
             del sys.modules["scipy.linalg"]
 
 
-def _tables_file():
-    """Where built tables are kept: beside numba's cache, keyed by the magics."""
-    from wasp.magics import BISHOP_MAGICS, ROOK_MAGICS
-
+def cache_file(stem: str, key: bytes) -> str:
+    """Where a built array is kept: beside numba's cache, named by stem and a digest of key."""
     cache_dir = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "__pycache__")
-    digest = hashlib.sha1(repr((ROOK_MAGICS, BISHOP_MAGICS, T_SLIDERS)).encode()).hexdigest()
-    return os.path.join(cache_dir, f"wasp-tables-{digest[:16]}.npy")
+    return os.path.join(cache_dir, f"{stem}-{hashlib.sha1(key).hexdigest()[:16]}.npy")
+
+
+def load_array(path: str):
+    """A cached array, or None when missing or unreadable (the file is only a cache)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        return np.load(path)
+    except (OSError, ValueError):
+        return None
+
+
+def save_array(path: str, a) -> None:
+    """Keep an array for later processes (atomically; an unwritable directory is no error)."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp.npy"
+        np.save(tmp, a)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _tables_file():
+    """Where built tables are kept: keyed by the magics."""
+    from wasp.magics import BISHOP_MAGICS, ROOK_MAGICS
+
+    return cache_file("wasp-tables", repr((ROOK_MAGICS, BISHOP_MAGICS, T_SLIDERS)).encode())
+
+
+def _numba_refreshes_on_load() -> bool:
+    """False while wasp.warmup's lean cache loads are on (no registry refresh to steer)."""
+    from numba.core import caching
+
+    return not getattr(caching.Cache.load_overload, "_wasp_lean", False)
 
 
 def tables():
@@ -405,23 +437,12 @@ def tables():
     global _TABLES
     if _TABLES is None:
         path = _tables_file()
-        T = None
-        if os.path.exists(path):
-            try:
-                T = np.load(path)
-            except (OSError, ValueError):
-                T = None
+        T = load_array(path)
         with _without_blas_probe():
             if T is None:
                 T = build_tables()
-                try:
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                    tmp = f"{path}.{os.getpid()}.tmp.npy"
-                    np.save(tmp, T)
-                    os.replace(tmp, path)
-                except OSError:
-                    pass
-            else:
+                save_array(path, T)
+            elif _numba_refreshes_on_load():
                 _steps(0, KING_STEPS)  # load numba's runtime with the probe hidden
         T.setflags(write=False)
         _TABLES = T

@@ -2,7 +2,7 @@
 
 With no arguments it is a UCI engine (xboard too, when the GUI says `xboard`).
 Heavy modules (numba kernels) are imported only by the subcommand that needs them,
-so `wasp --help` and the UCI handshake start fast.
+so `wasp --help` starts fast; as an engine, they load in a thread while `uci` is answered.
 """
 
 import argparse
@@ -83,8 +83,19 @@ def _parser():
     pg.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only)")
 
-    sub.add_parser("warmup", help="compile every kernel into the numba cache")
+    sub.add_parser("warmup", help="compile every kernel into the numba cache "
+                                  "(and the engine's Python files to bytecode)")
     return p
+
+
+def _engine():
+    from wasp import warmup
+    from wasp.uci import main as uci_main
+
+    warmup.start_background()  # the kernels load while the GUI says `uci`
+    code = uci_main()
+    warmup.exit_now_if_loading(code)  # `quit` came before they were loaded
+    return code
 
 
 def _book(args):
@@ -114,11 +125,11 @@ def _book(args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv in ([], ["uci"]):  # the engine: no time lost on the parser
+        return _engine()
     args = _parser().parse_args(argv)
     if args.command in (None, "uci"):
-        from wasp.uci import main as uci_main
-
-        return uci_main()
+        return _engine()
     if args.command == "perft":
         from wasp.perft_cli import run
 
@@ -146,8 +157,9 @@ def main(argv=None):
 
         return play_main(args)
     if args.command == "warmup":
-        from wasp.warmup import warmup
+        from wasp.warmup import warmup, write_bytecode
 
+        write_bytecode()
         return warmup(verbose=True)
     return 2
 

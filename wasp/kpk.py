@@ -1,15 +1,17 @@
-"""The KPK bitbase: won or drawn for every king + pawn against king position, built at start-up.
+"""The KPK bitbase: won or drawn for every king + pawn against king position.
 
 Positions are normalised so the strong side is White with the pawn on files a..d. Index:
 ``((stm * 24 + pawn) * 64 + wk) * 64 + bk`` with stm 0 when the strong side is to move and
 pawn = (rank - 1) * 4 + file for the pawn's rank 1..6 (0-based, a2 = rank 1). One bit per
 position (1 = the strong side wins), packed in N_WORDS int64 words. The build is a retrograde
 fixpoint over all 196608 positions: promotions count as won unless the new queen (or rook) is
-captured or the defender is stalemated.
+captured or the defender is stalemated. It is built once and kept beside numba's cache.
 """
 
 import numpy as np
 from numba import njit
+
+from wasp.bitboards import cache_file, load_array, save_array
 
 N_POSITIONS = 2 * 24 * 64 * 64
 N_WORDS = N_POSITIONS // 64
@@ -193,12 +195,17 @@ _BITBASE = None
 
 
 def build() -> np.ndarray:
-    """The packed bitbase (int64[N_WORDS]); built once per process, then reused."""
+    """The packed bitbase (int64[N_WORDS]): from the cache directory, else built (and saved)."""
     global _BITBASE
     if _BITBASE is None:
-        v = np.zeros(N_POSITIONS, dtype=np.uint8)
-        words = np.zeros(N_WORDS, dtype=np.int64)
-        _build(v, words)
+        with open(__file__, "rb") as f:  # keyed by this file: an edit means a rebuild
+            path = cache_file("wasp-kpk", f.read())
+        words = load_array(path)
+        if words is None or words.shape != (N_WORDS,) or words.dtype != np.int64:
+            v = np.zeros(N_POSITIONS, dtype=np.uint8)
+            words = np.zeros(N_WORDS, dtype=np.int64)
+            _build(v, words)
+            save_array(path, words)
         _BITBASE = words
     return _BITBASE
 

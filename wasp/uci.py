@@ -1,9 +1,10 @@
 """The UCI protocol: `wasp` with no arguments reads commands on stdin and answers on stdout.
 
-`uci` is answered at once (numba is imported only afterwards); kernels are loaded before the
-first `readyok`. The search runs in a worker thread (its kernels release the GIL), so `stop`,
-`ponderhit`, `isready` and `quit` are answered while it thinks. Bad input never ends the
-engine: it gets an `info string` saying what was wrong.
+`uci` is answered at once; numba and the kernels load meanwhile in a thread (`wasp.warmup`,
+started by `wasp.cli`) and are ready before the first `readyok`. The search runs in a worker
+thread (its kernels release the GIL), so `stop`, `ponderhit`, `isready` and `quit` are
+answered while it thinks. Bad input never ends the engine: it gets an `info string` saying
+what was wrong.
 """
 
 import sys
@@ -63,7 +64,8 @@ class UciEngine:
             except (BrokenPipeError, ValueError, OSError):
                 pass
             if self.log is not None:
-                self._log(">> " + text)
+                for line in text.split("\n"):
+                    self._log(">> " + line)
 
     def _log(self, text: str) -> None:
         try:
@@ -79,11 +81,10 @@ class UciEngine:
     def _load(self) -> None:
         if self.searcher is not None:
             return
+        _kernels()
         from wasp.board import Position
         from wasp.search import Searcher
-        from wasp.warmup import warmup
 
-        warmup()
         self.searcher = Searcher(self.hash_mb)
         self.searcher.multipv = self.multipv
         for name, on in self.pending_techniques.items():
@@ -116,21 +117,23 @@ class UciEngine:
         return True
 
     def cmd_uci(self, args):
-        self.send(f"id name {ENGINE_NAME}")
-        self.send(f"id author {ENGINE_AUTHOR}")
-        self.send(f"option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}")
-        self.send("option name Threads type spin default 1 min 1 max 1")
-        self.send(f"option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}")
-        self.send("option name Ponder type check default false")
-        self.send("option name Log type check default false")
-        self.send("option name Clear Hash type button")
-        self.send(f"option name Move Overhead type spin default {OVERHEAD_DEFAULT} min 0 max 5000")
-        self.send("option name EvalFile type string default <empty>")
-        self.send("option name OwnBook type check default false")
-        self.send("option name BookFile type string default <empty>")
-        for name in TECHNIQUES:
-            self.send(f"option name {name} type check default true")
-        self.send("uciok")
+        # One write: a thread loading the kernels holds the GIL between writes.
+        self.send("\n".join([
+            f"id name {ENGINE_NAME}",
+            f"id author {ENGINE_AUTHOR}",
+            f"option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}",
+            "option name Threads type spin default 1 min 1 max 1",
+            f"option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}",
+            "option name Ponder type check default false",
+            "option name Log type check default false",
+            "option name Clear Hash type button",
+            f"option name Move Overhead type spin default {OVERHEAD_DEFAULT} min 0 max 5000",
+            "option name EvalFile type string default <empty>",
+            "option name OwnBook type check default false",
+            "option name BookFile type string default <empty>",
+            *(f"option name {name} type check default true" for name in TECHNIQUES),
+            "uciok",
+        ]))
 
     def cmd_debug(self, args):
         self.debug = bool(args) and args[0] == "on"
@@ -209,6 +212,7 @@ class UciEngine:
         elif key == "bookfile":
             self.book = None
             if value and value != "<empty>":
+                _kernels()  # wasp.book imports them
                 from wasp.book import Book
 
                 try:
@@ -241,6 +245,7 @@ class UciEngine:
     def _eval_file(self, path: str) -> None:
         if not path or path == "<empty>":
             return
+        self._load()
         try:
             from wasp import params
         except ImportError:
@@ -248,7 +253,6 @@ class UciEngine:
             return
         import numpy as np
 
-        self._load()
         W = np.asarray(params.load(path), dtype=np.int64)
         if W.shape != self.searcher.W.shape:
             self.info_string(f"EvalFile {path}: {W.size} weights, the evaluation in use takes "
@@ -293,12 +297,12 @@ class UciEngine:
         self.position_spec = (spec, moves)
 
     def cmd_go(self, args):
-        from wasp.search import Limits
-        from wasp.timeman import allocate
-
         go_time = time.monotonic()  # the budget runs from here: the GUI's clock already does
         self._stop_search()
         self._load()
+        from wasp.search import Limits
+        from wasp.timeman import allocate
+
         opts = {}
         searchmoves = []
         i = 0
@@ -431,6 +435,14 @@ class UciEngine:
         if self.position is not None:
             self.send(str(self.position))
             self.send(f"Fen: {self.position.fen()}")
+
+
+def _kernels() -> None:
+    """Wait for the kernels (loading them here if no thread does): first, so that no
+    kernel module is imported by two threads at once."""
+    from wasp.warmup import warmup
+
+    warmup(kernels="engine")
 
 
 def _parse_bool(value: str) -> bool:

@@ -50,11 +50,12 @@ class XboardEngine:
 
     def _load(self):
         if self.searcher is None:
-            from wasp.board import Position
-            from wasp.search import Searcher
             from wasp.warmup import warmup
 
-            warmup()
+            warmup(kernels="engine")  # first: they may be loading in a thread
+            from wasp.board import Position
+            from wasp.search import Searcher
+
             self.Position = Position
             self.searcher = Searcher(self.hash_mb)
             self.position = Position()
@@ -354,6 +355,7 @@ class XboardEngine:
         if name == "OwnBook":
             self.own_book = value.strip() not in ("0", "false", "")
         elif name == "BookFile":
+            self._load()  # wasp.book imports the kernels
             from wasp.book import Book
 
             self.book = None

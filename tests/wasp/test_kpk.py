@@ -58,6 +58,21 @@ def test_builds_fast_once_compiled():
     assert (w == kpk.build()).all()
 
 
+def test_bitbase_is_kept_in_the_cache_directory_and_a_bad_file_is_rebuilt(tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(kpk, "_BITBASE", None)
+    built = kpk.build().copy()
+    files = list(tmp_path.glob("wasp-kpk-*.npy"))
+    assert len(files) == 1
+    monkeypatch.setattr(kpk, "_BITBASE", None)
+    assert (kpk.build() == built).all()  # loaded from the file
+    files[0].write_bytes(b"not an array")
+    monkeypatch.setattr(kpk, "_BITBASE", None)
+    assert (kpk.build() == built).all()  # rebuilt
+    assert (np.load(files[0]) == built).all()
+
+
 @pytest.mark.parametrize("fen, win", [
     ("4k3/8/4K3/4P3/8/8/8/8 w - - 0 1", True),  # king in front on the 6th
     ("4k3/8/4K3/4P3/8/8/8/8 b - - 0 1", True),

@@ -1,0 +1,108 @@
+"""wasp.warmup: lean loads from numba's cache, a miss still compiles, `quit` while loading."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNEL = """
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def total(a):
+    s = 0
+    for x in a:
+        s += x
+    return s
+
+
+@njit(cache=True)
+def doubled(n):
+    return np.arange(n) * 2  # allocates: needs numba's runtime
+"""
+
+RUN = """
+import sys
+from wasp.warmup import _lean_numba
+import numpy as np
+
+with _lean_numba():
+    import kernel
+    print(kernel.total(np.arange(10)), kernel.doubled(4).sum())
+stats = kernel.total.stats
+print(sorted(stats.cache_hits.values()), sorted(stats.cache_misses.values()))
+print("numba.np.arraymath" in sys.modules, "scipy" in sys.modules, "yaml" in sys.modules)
+print(kernel.total(np.arange(3, dtype=np.int32)))  # a new signature compiles as usual
+"""
+
+
+def _run(code, cwd, env):
+    r = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout.splitlines()
+
+
+def test_lean_loads_compile_on_a_miss_then_load_without_numba_registries(tmp_path):
+    import os
+
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+    cold = _run(RUN, tmp_path, env)
+    assert cold[0] == "45 12"
+    assert cold[1] == "[] [1]"  # compiled (numba refreshed its registries for it)
+    assert cold[3] == "3"
+    warm = _run(RUN, tmp_path, env)
+    assert warm[0] == "45 12"
+    assert warm[1] == "[1] []"  # loaded from the cache ...
+    assert warm[2] == "False False False"  # ... without numba's registries, scipy or yaml
+    assert warm[3] == "3"
+
+
+def test_lean_loads_are_scoped_outside_an_engine_process():
+    code = textwrap.dedent("""
+        from wasp.warmup import _lean_numba
+        from numba.core import caching
+        before = caching.Cache.load_overload
+        with _lean_numba():
+            during = caching.Cache.load_overload
+        print(during is not before, caching.Cache.load_overload is before)
+    """)
+    assert _run(code, ROOT, None) == ["True True"]
+
+
+def test_engine_kernels_then_all_kernels():
+    code = textwrap.dedent("""
+        from wasp import warmup
+        warmup.warmup(kernels="engine")
+        print(sorted(warmup._DONE))
+        warmup.warmup()
+        print(sorted(warmup._DONE))
+    """)
+    assert _run(code, ROOT, None) == ["['engine']", "['all', 'engine']"]
+
+
+def test_quit_right_after_uci_ends_the_engine_cleanly():
+    """`quit` may come while the kernels still load (or compile): exit code 0, no hang."""
+    r = subprocess.run([sys.executable, "-m", "wasp.cli"], input="uci\nquit\n", cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.splitlines()[-1] == "uciok"
+
+
+def test_runtime_is_set_up_for_kernels_that_name_it_and_in_doubt():
+    from wasp.warmup import _uses_runtime
+
+    def payload(code):
+        return (("lib", "object", (code, b"bitcode")), "fndesc")
+
+    assert not _uses_runtime(payload(b"\x7fELF ... _ZN4wasp6search ..."))
+    assert _uses_runtime(payload(b"\x7fELF ... NRT_MemInfo_alloc_safe_aligned ..."))
+    assert _uses_runtime(payload(b"\x7fELF ... _nrt_get_sample_external_allocator ..."))
+    assert _uses_runtime((("lib", "bitcode", b"..."), "fndesc"))
+    assert _uses_runtime(("something else",))
