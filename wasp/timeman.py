@@ -7,10 +7,11 @@ the GUI and the pipes.
 
 Low on the clock, the engine lives on its increment, and every move really costs its search
 plus whatever the operating system, the pipes and the GUI add. On a loaded machine that cost
-swings by tens of milliseconds, so the clock is never planned below a reserve of two
-overheads and half an increment, and only the part of the increment above the overhead is
-counted on (a 2-core machine running two games and a compile lost games at 3+0.03 and
-10+0.1 when the reserve was one overhead).
+swings by tens of milliseconds, now and then by hundreds, so the clock is never planned below
+a reserve of two overheads and two increments, and only the part of the increment above the
+overhead is counted on (a 2-core machine running two games and a compile lost games at
+3+0.03 and 10+0.1 with a reserve of one overhead, and one of 76 at 10+0.1 to a 300 ms stall
+with two overheads and half an increment).
 """
 
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ def allocate(time_left=None, inc=0, movestogo=None, movetime=None, overhead=30,
     if time_left is None:
         return TimeBudget(None, None)
     inc = max(0, int(inc or 0))
-    reserve = 2 * overhead + inc // 2
+    reserve = 2 * overhead + 2 * inc
     usable = max(1.0, float(time_left) - reserve)
     inc = max(0, inc - overhead)  # the part of the increment the search may count on
     mtg = MOVES_HORIZON if not movestogo or movestogo <= 0 else min(int(movestogo), MOVES_HORIZON)
