@@ -106,8 +106,10 @@ from wasp.tt import (
     BOUND_EXACT,
     BOUND_LOWER,
     BOUND_UPPER,
+    EVAL_OFFSET,
     data_bound,
     data_depth,
+    data_eval,
     data_move,
     data_score,
     new_table,
@@ -181,7 +183,7 @@ def _from_tt(score, ply):
     return score
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _eval(T, S, W, E, SD):
     return evaluate(T, S, W, E, SD[SD_INFO:SD_INFO + N_INFO])
 
@@ -284,11 +286,13 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
     # Step Q1. Transposition table (qsearch entries have depth 0).
     key = current_key(S)
     hash_move = 0
+    tt_ev = -INF
     SD[SD_TT_PROBES] += 1
     data = tt_probe(TT, key)
     if data != -1:
         SD[SD_TT_HITS] += 1
         hash_move = data_move(data)
+        tt_ev = data_eval(data)
         if SD[SD_FLAGS + F_TT_CUTOFF] != 0 and not pv_node:
             s = _from_tt(data_score(data), ply)
             b = data_bound(data)
@@ -308,7 +312,12 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
             return best
         score_moves(T, S, SD, moves, n, ply, hash_move, False)
     else:
-        stand = _eval(T, S, W, E, SD)
+        # The static evaluation; an entry of this position stored it exactly (not in check
+        # there either) unless clamped to the field's range.
+        if -EVAL_OFFSET < tt_ev < EVAL_OFFSET - 1:
+            stand = tt_ev
+        else:
+            stand = _eval(T, S, W, E, SD)
         if stand >= beta:
             return stand
         best = stand
