@@ -67,7 +67,7 @@ def _fast_checks(T, S, moves, n, out):
 DISCOVERED = [
     "4k3/8/8/8/4N3/8/8/4R1K1 w - - 0 1",  # the knight uncovers the rook
     "4k3/8/8/8/4P3/8/8/4RK2 w - - 0 1",  # the pawn push stays on the file
-    "7k/8/8/4B3/8/8/1Q6/K7 w - - 0 1",  # the bishop along the queen's diagonal
+    "4k3/8/8/8/4B3/8/8/K3Q3 w - - 0 1",  # the bishop leaves the queen's file
     "k7/8/8/8/4K3/8/8/7B w - - 0 1",  # the king steps off the diagonal
     "4k3/8/8/3pP3/8/8/8/4R1K1 w - d6 0 1",  # en passant
     "4k3/1P6/8/8/8/8/8/4K3 w - - 0 1",  # promotions
