@@ -17,7 +17,7 @@ from tuner.kernels import unpack_row
 from tuner.positions import ROW_WIDTH
 from tuner.qsearch import BUF_WIDTH, QPLY, resolve
 from wasp.bitboards import tables
-from wasp.evaluate import E_KPK, evaluate, new_eval_cache
+from wasp.evaluate import clear_caches, evaluate, new_eval_cache
 from wasp.position import State, new_state
 from wasp.types import N_INFO, ST_SIDE
 
@@ -35,8 +35,7 @@ def _scores_kernel(T, W, rows, mode, Es, bbs, sts, infos, bufs, scores, leaves):
         E = Es[w]
         info = infos[w]
         buf = bufs[w]
-        for i in range(E_KPK):
-            E[i] = 0
+        clear_caches(E)
         for c in range(w, n_chunks, nw):
             for j in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
                 if mode == MODE_LEAF:

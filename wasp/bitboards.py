@@ -13,6 +13,7 @@ import os
 import sys
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -66,6 +67,27 @@ def msb(typingctx, x):
     def codegen(context, builder, signature, args):
         lz = builder.ctlz(args[0], cgutils.true_bit)
         return builder.sub(lz.type(63), lz)
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Ask the CPU to start loading the cache line of arr[idx] (LLVM prefetch, read, keep in
+    all levels): a hash table probe a little later then finds it in cache. idx >= 0."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        i = context.cast(builder, args[1], idxty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [i], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
 
     return sig, codegen
 

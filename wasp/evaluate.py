@@ -30,6 +30,7 @@ from wasp.bitboards import (
     bishop_attacks,
     lsb,
     popcount,
+    prefetch,
     rook_attacks,
 )
 from wasp.kpk import N_WORDS, probe_words
@@ -58,17 +59,20 @@ from wasp.types import (
 default_weights = P.default_weights
 
 # ---------------------------------------------------------------------------
-# Layout of E: pawn hash, evaluation cache, counters, KPK bitbase.
+# Layout of E: pawn hash, counters, KPK bitbase, then the evaluation cache, whose size (a power
+# of two) follows from E's length: new_eval_cache(entries).
 PAWN_ENTRIES = 8192
 PH_WIDTH = 6  # white pawns, black pawns, mg, eg, white passed, black passed
-EVAL_ENTRIES = 16384
-EC_WIDTH = 6  # key, score, hung, pawn ending, mate threat, promotion threat
+EVAL_ENTRIES = 16384  # the default evaluation cache (the search asks for more)
+EC_WIDTH = 2  # key, packed (score, hung, pawn ending, mate threat, promotion threat)
 E_PAWN = 0
-E_EVAL = E_PAWN + PAWN_ENTRIES * PH_WIDTH
-E_STATS = E_EVAL + EVAL_ENTRIES * EC_WIDTH
+E_STATS = E_PAWN + PAWN_ENTRIES * PH_WIDTH
 STAT_PAWN_PROBES, STAT_PAWN_HITS, STAT_EVAL_PROBES, STAT_EVAL_HITS = 0, 1, 2, 3
 E_KPK = E_STATS + 8
-E_SIZE = E_KPK + N_WORDS
+E_EVAL = E_KPK + N_WORDS
+E_SIZE = E_EVAL + EVAL_ENTRIES * EC_WIDTH
+EC_OFFSET = 1 << 23  # packed score and hung material: 24 bits each, offset
+EC_MASK = (1 << 24) - 1
 
 # Extra trace slots, after the 2 * N_WEIGHTS coefficient counts.
 X_PHASE = 0  # game phase 24..0
@@ -132,16 +136,29 @@ def _fill_masks():
 _fill_masks()
 
 
-def new_eval_cache() -> np.ndarray:
-    """A fresh E: empty pawn hash and evaluation cache, zero counters, the KPK bitbase."""
-    E = np.zeros(E_SIZE, dtype=np.int64)
+def new_eval_cache(entries: int = EVAL_ENTRIES) -> np.ndarray:
+    """A fresh E: empty pawn hash and evaluation cache (`entries`, a power of two), zero
+    counters, the KPK bitbase."""
+    if entries < 1 or entries & (entries - 1):
+        raise ValueError(f"evaluation cache entries must be a power of two: {entries}")
+    E = np.zeros(E_EVAL + entries * EC_WIDTH, dtype=np.int64)
     E[E_KPK:E_KPK + N_WORDS] = kpk.build()
     return E
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def clear_caches(E):
+    """Forget cached pawn and evaluation entries and counters (a kernel, for the tuner)."""
+    for i in range(E_KPK):
+        E[i] = 0
+    for i in range(E_EVAL, E.shape[0]):
+        E[i] = 0
 
 
 def clear_eval_cache(E) -> None:
     """Forget cached pawn and evaluation entries and counters (after W changes)."""
     E[:E_KPK] = 0
+    E[E_EVAL:] = 0
 
 
 def cache_stats(E) -> dict:
@@ -177,6 +194,28 @@ def _add(W, TR, tracing, mg_off, eg_off, c, k, mg, eg):
     if c == 0:
         return mg + k * W[mg_off], eg + k * W[eg_off]
     return mg - k * W[mg_off], eg - k * W[eg_off]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _eval_slot(E, key):
+    """Index in E of the evaluation cache entry of `key` (an int64)."""
+    return E_EVAL + (key & ((E.shape[0] - E_EVAL) // EC_WIDTH - 1)) * EC_WIDTH
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _pawn_slot(wp, bp):
+    """Index in E of the pawn hash entry of these pawns."""
+    h = (wp * U64(0x9E3779B97F4A7C15)) ^ (bp * U64(0xC2B2AE3D27D4EB4F))
+    return E_PAWN + np.int64((h >> U64(51)) & U64(PAWN_ENTRIES - 1)) * PH_WIDTH
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def eval_prefetch(S, E):
+    """Start loading the evaluation cache and pawn hash entries of the position (after a
+    move: the evaluation a little later finds them in cache)."""
+    bb = S.bb
+    prefetch(E, _eval_slot(E, np.int64(bb[KEYS + S.st[ST_PLY]])))
+    prefetch(E, _pawn_slot(bb[W_PAWN], bb[B_PAWN]))
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -426,16 +465,17 @@ def _evaluate(T, S, W, E, info, TR, tracing):
     bb = S.bb
     stm = S.st[ST_SIDE]
     key = np.int64(bb[KEYS + S.st[ST_PLY]])
-    slot = E_EVAL + (key & (EVAL_ENTRIES - 1)) * EC_WIDTH
+    slot = _eval_slot(E, key)
     if not tracing:
         E[E_STATS + STAT_EVAL_PROBES] += 1
         if E[slot] == key and key != 0:
             E[E_STATS + STAT_EVAL_HITS] += 1
-            info[INFO_HUNG] = E[slot + 2]
-            info[INFO_PAWN_ENDING] = E[slot + 3]
-            info[INFO_MATE_THREAT] = E[slot + 4]
-            info[INFO_PROMO_THREAT] = E[slot + 5]
-            return E[slot + 1]
+            v = E[slot + 1]
+            info[INFO_HUNG] = ((v >> 24) & EC_MASK) - EC_OFFSET
+            info[INFO_PAWN_ENDING] = (v >> 48) & 1
+            info[INFO_MATE_THREAT] = (v >> 49) & 1
+            info[INFO_PROMO_THREAT] = (v >> 50) & 1
+            return (v & EC_MASK) - EC_OFFSET
 
     wp = bb[W_PAWN]
     bp = bb[B_PAWN]
@@ -445,8 +485,7 @@ def _evaluate(T, S, W, E, info, TR, tracing):
     if tracing:
         mg, eg, passed_w, passed_b = _pawn_structure(T, W, TR, tracing, wp, bp)
     else:
-        h = (wp * U64(0x9E3779B97F4A7C15)) ^ (bp * U64(0xC2B2AE3D27D4EB4F))
-        ps = E_PAWN + np.int64((h >> U64(51)) & U64(PAWN_ENTRIES - 1)) * PH_WIDTH
+        ps = _pawn_slot(wp, bp)
         E[E_STATS + STAT_PAWN_PROBES] += 1
         if E[ps] == np.int64(wp) and E[ps + 1] == np.int64(bp):
             E[E_STATS + STAT_PAWN_HITS] += 1
@@ -607,11 +646,10 @@ def _evaluate(T, S, W, E, info, TR, tracing):
     info[INFO_PROMO_THREAT] = 1 if promo else 0
     if not tracing:
         E[slot] = key
-        E[slot + 1] = result
-        E[slot + 2] = info[INFO_HUNG]
-        E[slot + 3] = info[INFO_PAWN_ENDING]
-        E[slot + 4] = info[INFO_MATE_THREAT]
-        E[slot + 5] = info[INFO_PROMO_THREAT]
+        E[slot + 1] = ((result + EC_OFFSET) & EC_MASK) | \
+            (((hung_stm + EC_OFFSET) & EC_MASK) << 24) | \
+            (info[INFO_PAWN_ENDING] << 48) | (info[INFO_MATE_THREAT] << 49) | \
+            (info[INFO_PROMO_THREAT] << 50)
     return result
 
 

@@ -7,7 +7,8 @@ countermove, quiets with a good history score, bad captures, the rest.
 
 from numba import njit
 
-from wasp.see import captured_type, see
+from wasp.bitboards import U64
+from wasp.see import captured_type, see_ge0
 from wasp.types import (
     MAILBOX,
     MAX_MOVES,
@@ -113,9 +114,44 @@ def counter_index(S):
     return S.st[MAILBOX + to] * 64 + to
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _order_score(T, S, m, hash_move, noisy_only, k0, k1, k2, use_killers, counter, use_history,
+                 SD):
+    """The ordering score of one move (the S_* bands)."""
+    if m == hash_move:
+        return S_HASH
+    victim = captured_type(S, m)
+    promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
+    if victim >= 0 or promo == QUEEN:
+        attacker = S.st[MAILBOX + (m & MOVE_FROM_MASK)] % 6
+        mvv_lva = 64 * (victim + 1) + 8 * promo - attacker
+        if promo == QUEEN and victim < 0:
+            return S_QUEEN_PROMO
+        if noisy_only or see_ge0(T, S, m):
+            return S_GOOD_CAPTURE + mvv_lva
+        return S_BAD_CAPTURE + mvv_lva
+    if promo:
+        return S_UNDERPROMO + promo
+    if use_killers:
+        if m == k0:
+            return S_KILLER + 3
+        if m == k1:
+            return S_KILLER + 2
+        if m == k2:
+            return S_KILLER + 1
+    if m == counter:
+        return S_COUNTER
+    h = SD[SD_HISTORY + move_piece_to(S, m)] if use_history else 0
+    return S_GOOD_HISTORY + h if h > 0 else h
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def score_moves(T, S, SD, moves, n, ply, hash_move, noisy_only):
-    """Write ordering scores of moves[0:n] into SD[SD_SCORES + ply * MAX_MOVES + i]."""
+    """Write the ordering keys of moves[0:n] into SD[SD_SCORES + ply * MAX_MOVES + i].
+
+    A key is score * 256 + (255 - index): the largest key is the best score at the lowest
+    index, so pick_next needs one max per pick and no index bookkeeping (MAX_MOVES = 256).
+    """
     base = SD_SCORES + ply * MAX_MOVES
     k0 = SD[SD_KILLERS + 3 * ply]
     k1 = SD[SD_KILLERS + 3 * ply + 1]
@@ -128,60 +164,28 @@ def score_moves(T, S, SD, moves, n, ply, hash_move, noisy_only):
         if ci >= 0:
             counter = SD[SD_COUNTER + ci]
     for i in range(n):
-        m = moves[i]
-        if m == hash_move:
-            SD[base + i] = S_HASH
-            continue
-        victim = captured_type(S, m)
-        promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
-        if victim >= 0 or promo == QUEEN:
-            attacker = S.st[MAILBOX + (m & MOVE_FROM_MASK)] % 6
-            mvv_lva = 64 * (victim + 1) + 8 * promo - attacker
-            if promo == QUEEN and victim < 0:
-                s = S_QUEEN_PROMO
-            elif noisy_only or see(T, S, m) >= 0:
-                s = S_GOOD_CAPTURE + mvv_lva
-            else:
-                s = S_BAD_CAPTURE + mvv_lva
-            SD[base + i] = s
-            continue
-        if promo:
-            SD[base + i] = S_UNDERPROMO + promo
-            continue
-        if use_killers:
-            if m == k0:
-                SD[base + i] = S_KILLER + 3
-                continue
-            if m == k1:
-                SD[base + i] = S_KILLER + 2
-                continue
-            if m == k2:
-                SD[base + i] = S_KILLER + 1
-                continue
-        if m == counter:
-            SD[base + i] = S_COUNTER
-            continue
-        h = SD[SD_HISTORY + move_piece_to(S, m)] if use_history else 0
-        SD[base + i] = S_GOOD_HISTORY + h if h > 0 else h
+        s = _order_score(T, S, moves[i], hash_move, noisy_only, k0, k1, k2, use_killers,
+                         counter, use_history, SD)
+        SD[base + i] = s * 256 + (255 - i)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def pick_next(SD, moves, n, i, ply):
-    """Bring the best-scored move of moves[i:n] to index i and return it."""
+    """Bring the best-scored move of moves[i:n] to index i (the first of equals) and return
+    it: a selection sort step; the move it displaces takes the picked one's index."""
     base = SD_SCORES + ply * MAX_MOVES
-    best = i
-    bs = SD[base + i]
-    for j in range(i + 1, n):
-        if SD[base + j] > bs:
-            bs = SD[base + j]
-            best = j
+    bk = SD[base + i]
+    for j in range(U64(base + i + 1), U64(base + n)):  # unsigned: vectorised loads
+        k = SD[j]
+        if k > bk:
+            bk = k
+    best = 255 - (bk & 255)
     if best != i:
         m = moves[i]
         moves[i] = moves[best]
         moves[best] = m
-        s = SD[base + i]
-        SD[base + i] = bs
-        SD[base + best] = s
+        SD[base + best] = SD[base + i] + i - best  # same score, its new index
+        SD[base + i] = bk
     return moves[i]
 
 

@@ -17,8 +17,10 @@ from numba import njit
 from wasp.bitboards import (
     LIGHT_SQUARES,
     ONE,
+    T_BETWEEN,
     T_KING,
     T_KNIGHT,
+    T_LINE,
     T_PAWN,
     T_ZOBRIST_CASTLE,
     T_ZOBRIST_EP,
@@ -487,4 +489,61 @@ def gives_check(T, S, m):
         return True
     if bishop_attacks(T, ksq, occ) & bishops & not_moved:
         return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def check_squares(T, S):
+    """What gives_check_fast needs, computed once per node: the squares from which a pawn,
+    knight, bishop or rook of the side to move would attack the enemy king, our pieces that
+    stand alone between one of our sliders and that king, and the king's square."""
+    bb = S.bb
+    us = S.st[ST_SIDE]
+    them = 1 - us
+    ksq = lsb(bb[6 * them + KING])
+    occ = bb[OCC_ALL]
+    o = 6 * us
+    queens = bb[o + QUEEN]
+    snipers = (rook_attacks(T, ksq, ZERO) & (bb[o + ROOK] | queens)) | (
+        bishop_attacks(T, ksq, ZERO) & (bb[o + BISHOP] | queens))
+    discoverers = ZERO
+    while snipers:
+        s = lsb(snipers)
+        snipers &= snipers - ONE
+        between = T[T_BETWEEN + ksq * 64 + s] & occ
+        if between and (between & (between - ONE)) == ZERO:
+            discoverers |= between & bb[OCC_WHITE + us]
+    return (T[T_PAWN + 64 * them + ksq], T[T_KNIGHT + ksq], bishop_attacks(T, ksq, occ),
+            rook_attacks(T, ksq, occ), discoverers, ksq)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def gives_check_fast(T, S, m, pawn_sq, knight_sq, bishop_sq, rook_sq, discoverers, ksq):
+    """gives_check(T, S, m) from check_squares(T, S), for a legal move in a legal position.
+
+    A slider moving along its line to the king cannot be the one that starts checking (it
+    would check already), so the king's view through the current occupancy tells direct
+    checks; a discoverer leaving its line uncovers one. Promotions, en passant and castling
+    move more than one piece: they take the full test."""
+    if m & (FLAG_EP | FLAG_CASTLE | (MOVE_PROMO_MASK << MOVE_PROMO_SHIFT)):
+        return gives_check(T, S, m)
+    frm = m & MOVE_FROM_MASK
+    to_bit = ONE << U64((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)
+    pt = S.st[MAILBOX + frm] - 6 * S.st[ST_SIDE]
+    if pt == PAWN:
+        direct = pawn_sq & to_bit
+    elif pt == KNIGHT:
+        direct = knight_sq & to_bit
+    elif pt == BISHOP:
+        direct = bishop_sq & to_bit
+    elif pt == ROOK:
+        direct = rook_sq & to_bit
+    elif pt == QUEEN:
+        direct = (bishop_sq | rook_sq) & to_bit
+    else:
+        direct = ZERO
+    if direct:
+        return True
+    if (discoverers >> U64(frm)) & ONE:
+        return (T[T_LINE + ksq * 64 + frm] & to_bit) == ZERO
     return False

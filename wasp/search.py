@@ -28,7 +28,13 @@ from wasp.bitboards import (
 from wasp.board import move_to_uci
 
 # The evaluation: this one line chooses it (same interface in wasp.evaluate).
-from wasp.evaluate import clear_eval_cache, default_weights, evaluate, new_eval_cache
+from wasp.evaluate import (
+    clear_eval_cache,
+    default_weights,
+    eval_prefetch,
+    evaluate,
+    new_eval_cache,
+)
 from wasp.movegen import generate
 from wasp.movepick import (
     F_ASPIRATION,
@@ -82,9 +88,11 @@ from wasp.movepick import (
     update_quiet_stats,
 )
 from wasp.position import (
+    check_squares,
     copy_state,
     current_key,
     gives_check,
+    gives_check_fast,
     in_check,
     insufficient_material,
     is_repetition,
@@ -93,17 +101,20 @@ from wasp.position import (
     unmake_move,
     unmake_null,
 )
-from wasp.see import SEE_VALUE, captured_type, see
+from wasp.see import SEE_VALUE, captured_type, see_ge0
 from wasp.tt import (
     BOUND_EXACT,
     BOUND_LOWER,
     BOUND_UPPER,
+    EVAL_OFFSET,
     data_bound,
     data_depth,
+    data_eval,
     data_move,
     data_score,
     new_table,
     tt_hashfull,
+    tt_prefetch,
     tt_probe,
     tt_store,
 )
@@ -147,6 +158,7 @@ NODE_PV, NODE_CUT, NODE_ALL = 0, 1, 2
 RAZOR_MARGIN_1, RAZOR_MARGIN_2 = 175, 250
 DELTA_MARGIN = 200
 FRACTIONAL_PLIES = 10  # captures and PV nodes get 1/8 ply in the first plies from the root
+EVAL_CACHE_ENTRIES = 1 << 18  # the search's evaluation cache: 4 MB
 
 
 # ---------------------------------------------------------------------------
@@ -171,9 +183,17 @@ def _from_tt(score, ply):
     return score
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _eval(T, S, W, E, SD):
     return evaluate(T, S, W, E, SD[SD_INFO:SD_INFO + N_INFO])
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _prefetch(S, E, TT):
+    """Right after a move: start loading the TT bucket and the evaluation cache and pawn hash
+    entries the child will probe, so that its other work hides the memory latency."""
+    tt_prefetch(TT, current_key(S))
+    eval_prefetch(S, E)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -217,7 +237,7 @@ def _is_tactical_quiet(T, S, m):
     if pt == PAWN:
         rank = (to >> 3) if us == WHITE else 7 - (to >> 3)
         if rank >= 5:
-            return see(T, S, m) >= 0
+            return see_ge0(T, S, m)
     occ = (bb[OCC_ALL] ^ (ONE << U64(frm))) | (ONE << U64(to))
     if pt == PAWN:
         att = T[T_PAWN + 64 * us + to]
@@ -239,7 +259,7 @@ def _is_tactical_quiet(T, S, m):
         bigger = bb[o + QUEEN]
     near_king = T[T_KING + lsb(bb[6 * them + KING])]
     if (att & bigger) or (att & near_king & ~bb[OCC_WHITE + us]):
-        return see(T, S, m) >= 0
+        return see_ge0(T, S, m)
     return False
 
 
@@ -248,8 +268,9 @@ def _is_tactical_quiet(T, S, m):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
-    """Captures and queen promotions (all evasions when in check) until the position is quiet."""
+def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
+    """Captures and queen promotions (all evasions when in check) until the position is quiet.
+    `known_check`: 1 or 0 when the caller knows whether the side to move is in check, else -1."""
     SD[SD_PVLEN + ply] = ply
     if _count_node(SD):
         return 0
@@ -261,16 +282,17 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
     if ply >= MAX_PLY - 4:
         return _eval(T, S, W, E, SD)
     pv_node = beta - alpha > 1
-    checked = in_check(T, S)
 
     # Step Q1. Transposition table (qsearch entries have depth 0).
     key = current_key(S)
     hash_move = 0
+    tt_ev = -INF
     SD[SD_TT_PROBES] += 1
     data = tt_probe(TT, key)
     if data != -1:
         SD[SD_TT_HITS] += 1
         hash_move = data_move(data)
+        tt_ev = data_eval(data)
         if SD[SD_FLAGS + F_TT_CUTOFF] != 0 and not pv_node:
             s = _from_tt(data_score(data), ply)
             b = data_bound(data)
@@ -279,6 +301,7 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
                 return s
 
     # Step Q2. Stand pat (not in check): the side to move may decline every capture.
+    checked = in_check(T, S) if known_check < 0 else known_check != 0
     orig_alpha = alpha
     moves = MB[ply]
     stand = -INF
@@ -289,7 +312,12 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
             return best
         score_moves(T, S, SD, moves, n, ply, hash_move, False)
     else:
-        stand = _eval(T, S, W, E, SD)
+        # The static evaluation; an entry of this position stored it exactly (not in check
+        # there either) unless clamped to the field's range.
+        if -EVAL_OFFSET < tt_ev < EVAL_OFFSET - 1:
+            stand = tt_ev
+        else:
+            stand = _eval(T, S, W, E, SD)
         if stand >= beta:
             return stand
         best = stand
@@ -314,10 +342,11 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
                 if stand + gain + DELTA_MARGIN <= alpha:
                     continue
             # Step Q4. SEE pruning: losing captures are not searched.
-            if SD[SD_FLAGS + F_QS_SEE] != 0 and see(T, S, m) < 0:
+            if SD[SD_FLAGS + F_QS_SEE] != 0 and not see_ge0(T, S, m):
                 continue
         make_move(T, S, m)
-        score = -_qsearch(T, S, W, E, TT, SD, MB, -beta, -alpha, ply + 1)
+        _prefetch(S, E, TT)
+        score = -_qsearch(T, S, W, E, TT, SD, MB, -beta, -alpha, ply + 1, np.int64(-1))
         unmake_move(T, S)
         if SD[SD_STOP] != 0:
             return 0
@@ -348,15 +377,16 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
-    """Alpha-beta (PVS) to `depth` eighths of a ply; `node` is the expected node type."""
+def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
+    """Alpha-beta (PVS) to `depth` eighths of a ply; `node` is the expected node type;
+    `known_check` 1 or 0 when the caller knows whether the side to move is in check, else -1."""
     pv_node = node == NODE_PV
     SD[SD_PVLEN + ply] = ply
-    checked = in_check(T, S)
+    checked = in_check(T, S) if known_check < 0 else known_check != 0
 
     # Step 1. Horizon: quiescence search unless in check.
     if depth < ONE_PLY and not checked:
-        return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply)
+        return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, np.int64(0))
 
     # Step 2. Count the node; unwind when stopped.
     if _count_node(SD):
@@ -411,7 +441,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
             and alpha > -MATE_BOUND):
         margin = RAZOR_MARGIN_1 if d_plies <= 1 else RAZOR_MARGIN_2
         if ev <= alpha - margin:
-            q = _qsearch(T, S, W, E, TT, SD, MB, alpha, alpha + 1, ply)
+            q = _qsearch(T, S, W, E, TT, SD, MB, alpha, alpha + 1, ply, np.int64(0))
             if q <= alpha:
                 return q
 
@@ -429,8 +459,9 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
             and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0
             and beta < MATE_BOUND and S.st[UNDO + (S.st[ST_PLY] - 1) * N_UNDO + UNDO_MOVE] != 0):
         make_null(T, S)
+        _prefetch(S, E, TT)
         v = -_search(T, S, W, E, TT, SD, MB, -beta, -beta + 1, depth - 4 * ONE_PLY, ply + 1,
-                     np.int64(NODE_ALL))
+                     np.int64(NODE_ALL), np.int64(0))
         unmake_null(T, S)
         if SD[SD_STOP] != 0:
             return 0
@@ -441,7 +472,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
                 return v
             SD[SD_NO_NULL + ply] = 1
             v2 = _search(T, S, W, E, TT, SD, MB, beta - 1, beta, depth - 4 * ONE_PLY, ply,
-                         np.int64(NODE_CUT))
+                         np.int64(NODE_CUT), np.int64(0))
             SD[SD_NO_NULL + ply] = 0
             if SD[SD_STOP] != 0:
                 return 0
@@ -452,7 +483,8 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
     if SD[SD_FLAGS + F_IID] != 0 and hash_move == 0:
         r = 3 if pv_node else 4
         if d_plies > r:
-            _search(T, S, W, E, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node)
+            _search(T, S, W, E, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node,
+                    np.int64(1) if checked else np.int64(0))
             if SD[SD_STOP] != 0:
                 return 0
             data = tt_probe(TT, key)
@@ -472,12 +504,22 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
     searched = 0
     child = np.int64(NODE_ALL) if node == NODE_CUT else np.int64(NODE_CUT)
     us = S.st[ST_SIDE]
+    # What the check test needs, once the first move did not cut off.
+    have_cs = False
+    cs_p = cs_n = cs_b = cs_r = cs_disc = ZERO
+    cs_k = 0
     for i in range(n):
         m = pick_next(SD, moves, n, i, ply)
         capture = captured_type(S, m) >= 0
         promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
         quiet = not capture and promo == 0
-        check = gives_check(T, S, m)
+        if i == 0:
+            check = gives_check(T, S, m)
+        else:
+            if not have_cs:
+                cs_p, cs_n, cs_b, cs_r, cs_disc, cs_k = check_squares(T, S)
+                have_cs = True
+            check = gives_check_fast(T, S, m, cs_p, cs_n, cs_b, cs_r, cs_disc, cs_k)
 
         # Step 11. Extensions: check +1 ply; pawn to the 7th near the horizon +1 ply;
         # captures and PV nodes +1/8 ply in the first plies from the root.
@@ -519,25 +561,27 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node):
 
         # Step 14. Principal variation search (null window after the first move), with
         # re-searches when a reduced or null-window search beats alpha.
+        kc = np.int64(1) if check else np.int64(0)  # the child knows it is in check
         make_move(T, S, m)
+        _prefetch(S, E, TT)
         if searched == 0:
             score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
-                             np.int64(NODE_PV) if pv_node else child)
+                             np.int64(NODE_PV) if pv_node else child, kc)
         elif SD[SD_FLAGS + F_PVS] != 0:
             score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth - r, ply + 1,
-                             child)
+                             child, kc)
             if score > alpha and r > 0:
                 score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth, ply + 1,
-                                 child)
+                                 child, kc)
             if pv_node and score > alpha and score < beta:
                 score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
-                                 np.int64(NODE_PV))
+                                 np.int64(NODE_PV), kc)
         else:
             score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth - r, ply + 1,
-                             np.int64(NODE_PV) if pv_node else child)
+                             np.int64(NODE_PV) if pv_node else child, kc)
             if score > alpha and r > 0:
                 score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
-                                 np.int64(NODE_PV) if pv_node else child)
+                                 np.int64(NODE_PV) if pv_node else child, kc)
         unmake_move(T, S)
         searched += 1
         if SD[SD_STOP] != 0:
@@ -603,13 +647,13 @@ def root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth):
         make_move(T, S, m)
         if searched == 0 or SD[SD_FLAGS + F_PVS] == 0:
             score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
-                             np.int64(NODE_PV))
+                             np.int64(NODE_PV), np.int64(-1))
         else:
             score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth, np.int64(1),
-                             np.int64(NODE_CUT))
+                             np.int64(NODE_CUT), np.int64(-1))
             if score > alpha and score < beta:
                 score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
-                                 np.int64(NODE_PV))
+                                 np.int64(NODE_PV), np.int64(-1))
         unmake_move(T, S)
         SD[SD_ROOT_NODES + i] += SD[SD_NODES] - nodes0
         if SD[SD_STOP] != 0:
@@ -666,7 +710,7 @@ def hash_reply(T, S, TT, MB, m):
 @njit(cache=True, nogil=True, _nrt=False)
 def qsearch_root(T, S, W, E, TT, SD, MB, alpha, beta):
     """Quiescence score of the position (for tests and the tuner)."""
-    return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, np.int64(0))
+    return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, np.int64(0), np.int64(-1))
 
 
 # ---------------------------------------------------------------------------
@@ -742,7 +786,7 @@ class Searcher:
 
         self.T = tables()
         self.W = default_weights()
-        self.E = new_eval_cache()
+        self.E = new_eval_cache(EVAL_CACHE_ENTRIES)
         self.TT = new_table(hash_mb)
         self.SD = np.zeros(SD_SIZE, dtype=np.int64)
         self.SD[SD_FLAGS:SD_FLAGS + N_FLAGS] = 1

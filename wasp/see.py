@@ -83,11 +83,9 @@ def _swap(T, bb, sq, side, occ, on_square):
     return np.int64(0)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def see(T, S, m):
-    """Expected material gain of move `m` for the side to move (negative: it loses material)."""
-    if m & FLAG_CASTLE:
-        return np.int64(0)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _see_start(T, S, m):
+    """(gain of the move itself, value then standing on `to`, occupancy after it, to, us)."""
     bb = S.bb
     us = S.st[ST_SIDE]
     frm = m & MOVE_FROM_MASK
@@ -106,7 +104,28 @@ def see(T, S, m):
     if promo:
         gain += SEE_VALUE[promo] - SEE_VALUE[PAWN]
         on_square = SEE_VALUE[promo]
-    return gain - _swap(T, bb, to, np.int64(1 - us), occ, on_square)
+    return gain, on_square, occ, to, us
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def see(T, S, m):
+    """Expected material gain of move `m` for the side to move (negative: it loses material)."""
+    if m & FLAG_CASTLE:
+        return np.int64(0)
+    gain, on_square, occ, to, us = _see_start(T, S, m)
+    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def see_ge0(T, S, m):
+    """see(T, S, m) >= 0, without the swap-off when the move takes at least what it puts on
+    the square: the replies can win back at most that (0 <= _swap <= on_square)."""
+    if m & FLAG_CASTLE:
+        return True
+    gain, on_square, occ, to, us = _see_start(T, S, m)
+    if gain >= on_square:
+        return True
+    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square) >= 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

@@ -8,7 +8,7 @@ new searches replace entries of old ones first. Sized in MB by the `Hash` option
 import numpy as np
 from numba import njit
 
-from wasp.bitboards import U64
+from wasp.bitboards import U64, prefetch
 
 BUCKET_ENTRIES = 4
 ENTRY_WORDS = 2
@@ -79,6 +79,12 @@ def data_eval(d):
 def _bucket(TT, key):
     nb = TT.shape[0] // BUCKET_WORDS
     return np.int64(key & U64(nb - 1)) * BUCKET_WORDS
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def tt_prefetch(TT, key):
+    """Start loading the bucket of `key` (right after a move, before the child probes)."""
+    prefetch(TT, _bucket(TT, key))
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -221,8 +221,21 @@ def test_cached_and_uncached_evaluations_agree_over_a_game():
     E = new_eval_cache()
     W = default_weights()
     info = np.zeros(N_INFO, dtype=np.int64)
+    cached = np.zeros(N_INFO, dtype=np.int64)
     for b in random_positions(300, seed=5):
         p = Position(b.fen())
         fresh = evaluate(p.T, p.S, W, new_eval_cache(), info)
-        assert evaluate(p.T, p.S, W, E, info) == fresh
-        assert evaluate(p.T, p.S, W, E, info) == fresh
+        assert evaluate(p.T, p.S, W, E, cached) == fresh
+        assert evaluate(p.T, p.S, W, E, cached) == fresh  # a hit: score and info unpacked
+        assert list(cached) == list(info), b.fen()
+
+
+def test_eval_cache_size_is_a_power_of_two():
+    p = Position("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+    info = np.zeros(N_INFO, dtype=np.int64)
+    big = new_eval_cache(1 << 16)
+    v = evaluate(p.T, p.S, default_weights(), big, info)
+    assert evaluate(p.T, p.S, default_weights(), big, info) == v
+    assert cache_stats(big)["eval_hit_rate"] == 0.5
+    with pytest.raises(ValueError):
+        new_eval_cache(1000)
