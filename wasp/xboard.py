@@ -7,6 +7,7 @@ The engine thinks in a worker thread (the search kernels release the GIL), so `?
 
 import sys
 import threading
+import time
 
 from wasp.uci import ENGINE_NAME, HASH_DEFAULT, HASH_MAX
 
@@ -29,6 +30,10 @@ class XboardEngine:
         self.sd = None
         self.engine_clock_ms = None
         self.engine_moves = 0
+        self.clock_fresh = False  # a `time` came since our last move
+        self.line_time = None  # when the last command arrived
+        self.lag_ms = 0.0  # clock charged beyond our own thinking (as in wasp.uci)
+        self.last_think = None  # [engine_moves, clock, start, sent] of our last move
         self.hash_mb = HASH_DEFAULT
         self.own_book = False
         self.book = None  # a wasp.book.Book once the BookFile option is set
@@ -73,13 +78,29 @@ class XboardEngine:
         from wasp.search import Limits
         from wasp.timeman import allocate
 
+        start = self.line_time or time.monotonic()
         if self.st_ms is not None:
             budget = allocate(movetime=self.st_ms, overhead=20)
         else:
             clock = self.engine_clock_ms if self.engine_clock_ms is not None else self.base_ms
             mtg = self.mps - (self.engine_moves % self.mps) if self.mps else None
-            budget = allocate(clock, self.inc_ms, mtg, overhead=30)
+            self._observe_lag(clock)
+            budget = allocate(clock, self.inc_ms, mtg, overhead=max(30, int(self.lag_ms)))
+            self.last_think = [self.engine_moves, clock, start, None]
+        self.clock_fresh = False
         return Limits(depth=self.sd, soft_ms=budget.soft, hard_ms=budget.hard)
+
+    def _observe_lag(self, clock):
+        """What the GUI charged beyond our own thinking on our previous move, read from the
+        `time` it sends now: kept in reserve, fading slowly (see wasp.uci)."""
+        last, self.last_think = self.last_think, None
+        if last is None or last[3] is None or not self.clock_fresh:
+            return
+        moves, lclock, lstart, lsent = last
+        if self.engine_moves != moves + 1 or (self.mps and self.engine_moves % self.mps == 0):
+            return  # not our next move, or a new session's time was added
+        lag = (lclock - (lsent - lstart) * 1000.0 + self.inc_ms) - clock
+        self.lag_ms = max(min(lag, 0.5 * lclock), 0.9 * self.lag_ms, 0.0)
 
     def _start(self, kind):
         from wasp.search import Limits
@@ -128,6 +149,8 @@ class XboardEngine:
                 return
             best = legal[0]
         self.position.push_uci(best)
+        if self.last_think is not None and self.last_think[0] == self.engine_moves:
+            self.last_think[3] = time.monotonic()
         self.engine_moves += 1
         self.send(f"move {best}")
         if self._announce_end():
@@ -158,6 +181,7 @@ class XboardEngine:
 
     # -- commands -------------------------------------------------------------------------
     def handle(self, line: str) -> bool:
+        self.line_time = time.monotonic()  # a move's clock runs from the command that asks it
         tokens = line.strip().split()
         if not tokens:
             return True
@@ -201,6 +225,7 @@ class XboardEngine:
         self.sd = None
         self.engine_moves = 0
         self.engine_clock_ms = None
+        self.last_think = None
         self.searcher.clear()
         if self.analyzing:
             self._start("analyze")
@@ -251,6 +276,7 @@ class XboardEngine:
 
     def cmd_time(self, args, line):
         self.engine_clock_ms = int(args[0]) * 10  # centiseconds
+        self.clock_fresh = True
 
     def cmd_otim(self, args, line):
         int(args[0])

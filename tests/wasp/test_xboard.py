@@ -172,3 +172,50 @@ def test_whole_games_against_fairymax():
             assert board.ply() > 10
     finally:
         ours.quit()
+
+
+class _Out:
+    """An output stream that notes the engine's `move` lines."""
+
+    def __init__(self):
+        import threading
+
+        self.lines = []
+        self.moved = threading.Event()
+
+    def write(self, text):
+        self.lines.append(text)
+        if text.startswith("move "):
+            self.moved.set()
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("lag_ms", [0, 400])
+def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
+    """As in UCI: a GUI charging 400 ms more per move than the engine thought shows in the
+    next `time`; the engine keeps that lag in reserve."""
+    from wasp.xboard import XboardEngine
+
+    out = _Out()
+    e = XboardEngine(out=out)
+    for line in ("protover 2", "new", "level 0 1 0.1"):
+        e.handle(line)
+    board = chess.Board()
+    clock = 60000.0  # the engine's (black's) clock in ms
+    for _ in range(4):
+        board.push(sorted(board.legal_moves, key=lambda m: m.uci())[0])
+        e.handle(f"time {int(clock) // 10}")
+        e.handle("otim 6000")
+        out.moved.clear()
+        t0 = time.monotonic()
+        e.handle(f"usermove {board.peek().uci()}")
+        assert out.moved.wait(60)
+        clock -= (time.monotonic() - t0) * 1000 + lag_ms - 100
+        board.push_uci(out.lines[-1].split()[1])
+    if lag_ms:
+        assert lag_ms * 0.8 <= e.lag_ms <= lag_ms * 1.2 + 10
+    else:
+        assert e.lag_ms < 50
+    e.handle("quit")
