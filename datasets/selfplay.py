@@ -45,31 +45,23 @@ def match_done(out_dir) -> bool:
 
 
 def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, openings="",
-              seed=1, sprt=None, repeat=True, adjudicate=True, retries=2, quiet=False,
-              log=print):
+              seed=1, sprt=None, repeat=True, adjudicate=True, quiet=False, log=print):
     """Play (or resume) a match in ``out_dir/match``, its PGN in ``out_dir/games.pgn``.
 
     `engines` is a list of `-engine` token lists; with `repeat` the games are colour-swapped
     pairs (`games` rounded up to whole pairs), else each game has its own opening; `sprt` is
-    None or a dict of ``-sprt`` settings (elo0, elo1, ...). A run that fails after it has
-    stored games (an engine missing the runner's start-up timeout on a loaded machine) is
-    resumed up to `retries` times. Returns the run directory; RuntimeError when it fails.
+    None or a dict of ``-sprt`` settings (elo0, elo1, ...). The kernels are warmed first and
+    our engines get a long start-up limit (`wasp_engine`), so a loaded machine does not make
+    them miss the runner's timeout. Returns the run directory; RuntimeError when it fails.
     """
     os.makedirs(out_dir, exist_ok=True)
     rundir = os.path.join(out_dir, "match")
     pgn = os.path.join(out_dir, "games.pgn")
-    for attempt in range(retries + 1):
-        warm_kernels(quiet)  # again on a retry: the kernel sources may have changed meanwhile
-        cmd = _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings,
-                             seed, sprt, repeat, adjudicate, log)
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
-        if r.returncode == 0:
-            break
-        if attempt < retries and os.path.exists(os.path.join(rundir, "games.sqlite")):
-            # an engine that misses the start-up timeout on a loaded machine: go on
-            log(f"wasp-match failed (exit {r.returncode}); resuming (retry {attempt + 1} of "
-                f"{retries})")
-            continue
+    warm_kernels(quiet)
+    cmd = _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed,
+                         sprt, repeat, adjudicate, log)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
+    if r.returncode != 0:
         raise RuntimeError(f"wasp-match failed (exit {r.returncode}): {' '.join(cmd)}")
     with open(os.path.join(out_dir, DONE), "w", encoding="utf-8") as f:
         json.dump({"rundir": rundir, "pgn": pgn, "command": cmd}, f, indent=2)
