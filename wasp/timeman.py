@@ -22,6 +22,14 @@ HARD_FACTOR = 4.0  # the hard limit may exceed the soft one by this much ...
 MAX_SHARE = 0.35  # ... but never spend more than this share of the clock on one move
 
 
+def learn_lag(lag, last_clock, thought, inc, clock) -> float:
+    """The lag (ms) to keep in reserve after a move: the clock the GUI sends now, against the
+    one it sent for our previous move, tells how much more it charged than we spent thinking
+    (`thought`); a slowly fading maximum of that, never more than half the earlier clock."""
+    seen = (last_clock - thought + inc) - clock
+    return max(min(seen, 0.5 * last_clock), 0.9 * lag, 0.0)
+
+
 @dataclass
 class TimeBudget:
     soft: float | None

@@ -148,10 +148,11 @@ class UciEngine:
         self.searcher.clear()
         self.last_go = None
 
-    def _observe_lag(self, clock, inc):
-        """The clock the GUI sends now, against the one it sent for our previous move, tells
-        how much more it charged us than we spent thinking. Keep a slowly fading maximum of
-        that lag: time management then keeps it in reserve as well as `Move Overhead`."""
+    def _observe_lag(self, clock):
+        """Learn the lag (`wasp.timeman.learn_lag`) when this `go` is the next move of the
+        game our previous `go` was in."""
+        from wasp.timeman import learn_lag
+
         last, self.last_go = self.last_go, None
         spec, moves = self.position_spec
         if last is None or clock is None or last[5] is None:
@@ -159,9 +160,7 @@ class UciEngine:
         lspec, lmoves, lclock, linc, lgo, lsent = last
         if spec != lspec or len(moves) != len(lmoves) + 2 or moves[:len(lmoves)] != lmoves:
             return  # not the next move of the same game
-        thought = (lsent - lgo) * 1000.0
-        lag = (lclock - thought + linc) - clock
-        self.lag_ms = max(min(lag, 0.5 * lclock), 0.9 * self.lag_ms, 0.0)
+        self.lag_ms = learn_lag(self.lag_ms, lclock, (lsent - lgo) * 1000.0, linc, clock)
 
     def cmd_setoption(self, args):
         if not args or args[0] != "name":
@@ -332,7 +331,7 @@ class UciEngine:
         clock = opts.get("wtime" if white else "btime")
         inc = opts.get("winc" if white else "binc", 0)
         ponder = opts.get("ponder", False)
-        self._observe_lag(clock, inc)
+        self._observe_lag(clock)
         overhead = max(self.overhead, int(self.lag_ms))
         budget = allocate(clock, inc, opts.get("movestogo"), opts.get("movetime"),
                           overhead, infinite=opts.get("infinite", False))

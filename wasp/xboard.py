@@ -91,16 +91,18 @@ class XboardEngine:
         return Limits(depth=self.sd, soft_ms=budget.soft, hard_ms=budget.hard)
 
     def _observe_lag(self, clock):
-        """What the GUI charged beyond our own thinking on our previous move, read from the
-        `time` it sends now: kept in reserve, fading slowly (see wasp.uci)."""
+        """Learn the lag (`wasp.timeman.learn_lag`) from the `time` sent since our previous
+        move."""
+        from wasp.timeman import learn_lag
+
         last, self.last_think = self.last_think, None
         if last is None or last[3] is None or not self.clock_fresh:
             return
         moves, lclock, lstart, lsent = last
         if self.engine_moves != moves + 1 or (self.mps and self.engine_moves % self.mps == 0):
             return  # not our next move, or a new session's time was added
-        lag = (lclock - (lsent - lstart) * 1000.0 + self.inc_ms) - clock
-        self.lag_ms = max(min(lag, 0.5 * lclock), 0.9 * self.lag_ms, 0.0)
+        self.lag_ms = learn_lag(self.lag_ms, lclock, (lsent - lstart) * 1000.0, self.inc_ms,
+                                clock)
 
     def _start(self, kind):
         from wasp.search import Limits
