@@ -41,13 +41,11 @@ def _games(rundir):
 @pytest.fixture(scope="module")
 def quick_loop(tmp_path_factory):
     loop_dir = tmp_path_factory.mktemp("loop") / "q"
-    t = time.time()
-    out = _loop(loop_dir)
-    return loop_dir, out, time.time() - t
+    return loop_dir, _loop(loop_dir)
 
 
 def test_quick_loop_runs_every_stage_and_writes_a_report(quick_loop):
-    loop_dir, out, _ = quick_loop
+    loop_dir, out = quick_loop
     rep = json.loads((loop_dir / "report.json").read_text())
     assert rep["selfplay_games"] == 24
     assert rep["positions"] == rep["train"] + rep["valid"] > 0 and rep["valid"] > 0
@@ -61,7 +59,7 @@ def test_quick_loop_runs_every_stage_and_writes_a_report(quick_loop):
 
 
 def test_quick_loop_stage_outputs_are_the_tools_own_formats(quick_loop):
-    loop_dir, _, _ = quick_loop
+    loop_dir, _ = quick_loop
     games = testing.results(loop_dir / "games" / "match")
     assert len(games) == 24 and set(games["engine1"]) == {"wasp"}
     summary = json.loads((loop_dir / "data" / "summary.json").read_text())
@@ -80,17 +78,13 @@ def test_quick_loop_stage_outputs_are_the_tools_own_formats(quick_loop):
 
 
 def test_quick_loop_run_again_reuses_every_stage(quick_loop):
-    loop_dir, _, _ = quick_loop
+    loop_dir, _ = quick_loop
     before = (loop_dir / "report.json").read_text()
     out = _loop(loop_dir)
     for stage in ("games", "data", "tune", "sprt", "report"):
         assert f"[{stage}] done: reused" in out
     assert _games(loop_dir / "games" / "match") == 24
     assert (loop_dir / "report.json").read_text() == before
-
-
-def test_quick_loop_takes_a_few_minutes_at_most(quick_loop):
-    assert quick_loop[2] < 300
 
 
 def test_killed_loop_resumes_its_match_and_finishes(tmp_path):

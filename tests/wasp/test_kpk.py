@@ -1,7 +1,6 @@
 """The KPK bitbase against python-chess move generation and known positions."""
 
 import random
-import time
 
 import chess
 import numpy as np
@@ -48,13 +47,11 @@ def _random_kpk(rng):
             return b
 
 
-def test_builds_fast_once_compiled():
-    kpk.build()
+def test_a_fresh_build_equals_the_bitbase_in_use():
+    # build() may load a stored file; building again from scratch must give the same words
     v = np.zeros(kpk.N_POSITIONS, dtype=np.uint8)
     w = np.zeros(kpk.N_WORDS, dtype=np.int64)
-    t = time.perf_counter()
     kpk._build(v, w)
-    assert time.perf_counter() - t < 0.5
     assert (w == kpk.build()).all()
 
 
