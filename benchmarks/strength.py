@@ -3,6 +3,7 @@
 
     python benchmarks/strength.py                          # both, 200 games each at 10+0.1
     python benchmarks/strength.py --opponent stockfish --games 40 --tc 5+0.05
+    python benchmarks/strength.py --rundir runs/strength   # again: resumes a stopped run
 
 Openings: UHO_4060_v2 from ../shared (random order, fixed seed), game pairs with colours
 swapped. One game at a time by default: Stockfish's time management runs close to the clock
@@ -61,6 +62,9 @@ def main():
                "-srand", str(args.seed), "-ratinginterval", "20",
                "-rundir", str(workdir / name), "-pgnout", str(workdir / f"{name}.pgn"),
                "-recover"]
+        if (workdir / name / "games.sqlite").exists():  # a stopped run: play the games left
+            cmd = ["wasp-match", "-resume", str(workdir / name),
+                   "-concurrency", str(args.concurrency), "-ratinginterval", "20"]
         print(f"# goal against {name}: >= {GOALS[name]:.0f} %", flush=True)
         print(" ".join(cmd), flush=True)
         status |= subprocess.call(cmd)
