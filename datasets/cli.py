@@ -130,7 +130,8 @@ def loop_parser():
         p.add_argument(f"-{name}", f"--{name}", type=typ, default=None, dest=attr,
                        help=help_.replace("%(default)s", str(getattr(d, attr))))
     p.add_argument("-params", "--params", nargs="+", default=None, metavar="GLOB",
-                   help="parameters to tune (default: all; --quick: material and tempo)")
+                   help="parameters to tune, globs; '!GLOB' leaves some out (default: all; "
+                        "--quick: material and tempo)")
     p.add_argument("-data", "--data", nargs="+", default=None, metavar="PGN",
                    help="more PGN games for the set (e.g. a shipped sample)")
     return p

@@ -65,7 +65,8 @@ def build_parser():
                         "adam/adagrad: gradient descent over the linear weights")
     r.add_argument("-params", "--params", nargs="+", default=[], metavar="GLOB",
                    help="parameters to tune by name or glob ('pst_*', 'passed_rank.eg', "
-                        "'pst_knight.mg[27]'); default all")
+                        "'pst_knight.mg[27]'); '!GLOB' leaves those out ('!pst_*': all but "
+                        "the piece-square tables); default all")
     r.add_argument("-init", "--init", default="", help="starting parameter file")
     r.add_argument("-valid", "--valid", type=float, default=0.1,
                    help="held-out validation fraction (default 0.1)")

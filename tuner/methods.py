@@ -38,28 +38,43 @@ def select_weights(patterns=None, linear_only=False) -> np.ndarray:
     """Indices into W of the weights matching any pattern (all when none), in table order.
 
     A pattern is a glob over parameter names ('pst_*', 'pawn_value'), entry names
-    ('passed_rank.eg') or single weights ('pst_knight.mg[27]', 'ks_table[5]').
+    ('passed_rank.eg') or single weights ('pst_knight.mg[27]', 'ks_table[5]'). A pattern
+    starting with '!' takes its matches out again ('!pst_*': all but the piece-square tables),
+    so the few scalar terms can be tuned without listing them when the tables would overfit.
     """
     global _LABELS
     if _LABELS is None:
         _LABELS = [weight_label(i) for i in range(P.N_WEIGHTS)]
+    patterns = list(patterns or ())
+    include = [p for p in patterns if not p.startswith("!")]
+    exclude = [p[1:] for p in patterns if p.startswith("!")]
     chosen = np.zeros(P.N_WEIGHTS, dtype=bool)
-    if not patterns:
+    if not include:
         chosen[:] = True
-    for pat in patterns or ():
-        hit = False
-        for i, label in enumerate(_LABELS):
-            name = P.PARAMS[P.PARAM_OF[i]].name
-            entry = re.sub(r"\[\d+\]$", "", label)
-            if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(entry, pat) or \
-                    fnmatch.fnmatchcase(label, pat) or label == pat:
-                chosen[i] = True
-                hit = True
-        if not hit:
-            raise ValueError(f"no parameter matches {pat!r}")
+    for pat in include:
+        chosen |= _matches(pat)
+    for pat in exclude:
+        chosen &= ~_matches(pat)
     if linear_only:
         chosen &= P.LINEAR
     return np.nonzero(chosen)[0]
+
+
+def _matches(pat) -> np.ndarray:
+    """Mask of the weights a glob names; a glob naming none is an error (a typo would
+    otherwise tune everything or nothing without a word)."""
+    if not pat:
+        raise ValueError("empty parameter pattern")
+    hits = np.zeros(P.N_WEIGHTS, dtype=bool)
+    for i, label in enumerate(_LABELS):
+        name = P.PARAMS[P.PARAM_OF[i]].name
+        entry = re.sub(r"\[\d+\]$", "", label)
+        if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(entry, pat) or \
+                fnmatch.fnmatchcase(label, pat) or label == pat:
+            hits[i] = True
+    if not hits.any():
+        raise ValueError(f"no parameter matches {pat!r}")
+    return hits
 
 
 # ---------------------------------------------------------------------------

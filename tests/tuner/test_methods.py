@@ -85,6 +85,17 @@ def test_select_weights_by_name_glob_entry_and_element():
     assert M.weight_label(P.weight_index("pst_knight", 27, "eg")) == "pst_knight.eg[27]"
 
 
+def test_select_weights_leaves_out_bang_patterns():
+    tables = set(M.select_weights(["pst_*"]))
+    rest = M.select_weights(["!pst_*"])
+    assert len(rest) == P.N_WEIGHTS - len(tables) and not tables & set(rest)
+    both = M.select_weights(["*_value", "pst_*", "!pst_king*", "!queen_value.eg"])
+    assert len(both) == 5 * 2 - 1 + 5 * 64 * 2
+    assert P.weight_index("queen_value", 0, "eg") not in both
+    with pytest.raises(ValueError, match="no parameter matches"):
+        M.select_weights(["!pst_kinq*"])
+
+
 def test_sparse_model_tracks_the_evaluation_and_its_gradient_is_exact(setup):
     ps, sc, W0, q, leaves = setup
     tr = sparse_traces(W0, leaves, 2)
