@@ -550,8 +550,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"wasp-match: error: {e}", file=sys.stderr)
         return 2
-    from .tournament import Runner
+    from .tournament import Runner, stop_on_sigterm
 
+    stop_on_sigterm()
     runner = Runner(cfg, rundir, resume=resume)
     print(f"Run directory: {rundir}", flush=True)
     return runner.run()

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import resource
+import signal
 import sys
 import threading
 import time
@@ -291,7 +292,8 @@ class Runner:
         for i in range(n):
             parent, child = ctx.Pipe()
             proc = ctx.Process(
-                target=_process_worker, args=(child, self.cfg, i), name=f"wasp-worker-{i}"
+                target=_process_worker, args=(child, self.cfg, i, os.getpid()),
+                name=f"wasp-worker-{i}",
             )
             proc.start()
             child.close()
@@ -325,14 +327,17 @@ class Runner:
                         conn.send(item)
                         busy[conn] = item
         finally:
-            for _proc, conn in workers:
+            for proc, conn in workers:
+                if conn in busy:  # interrupted mid-game: the game is dropped, engines closed
+                    proc.terminate()
+                    continue
                 try:
                     conn.send(None)
                 except (OSError, BrokenPipeError):
                     pass
             for proc, conn in workers:
                 try:
-                    if conn.poll(10):
+                    if conn not in busy and conn.poll(10):
                         kind, payload, cpu = conn.recv()
                         self.worker_cpu[id(conn)] = cpu
                 except (EOFError, OSError):
@@ -442,15 +447,52 @@ class Runner:
         return txt
 
 
-def _process_worker(conn, cfg: MatchConfig, index: int) -> None:
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM (kill, a batch system's time limit) stops a run as Ctrl-C does: the games in
+    progress are dropped, the stored ones kept for -resume, and no engine is left running."""
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _die_with_runner(runner_pid: int) -> None:
+    """A worker ends (closing its engines, which run in sessions of their own) when the
+    runner is killed, even by SIGKILL, instead of playing on a game nobody will store:
+    Linux sends it SIGTERM when its parent dies, and SIGTERM unwinds like Ctrl-C."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the worker ends after its game
+        pass
+    if os.getppid() != runner_pid:  # the runner died before the request took effect
+        raise KeyboardInterrupt
+
+
+def _process_worker(conn, cfg: MatchConfig, index: int, runner_pid: int = 0) -> None:
     """A forked worker: plays the games it is sent, answers (kind, row|error, cpu)."""
+    try:
+        if runner_pid:
+            _die_with_runner(runner_pid)
+        _serve(conn, cfg)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+def _serve(conn, cfg: MatchConfig) -> None:
     logger = Logger(cfg.log) if cfg.log else None
     engines = EngineSet(cfg, logger)
     try:
         while True:
             try:
                 item = conn.recv()
-            except (EOFError, KeyboardInterrupt):
+            except EOFError:
                 break
             if item is None:
                 conn.send(("bye", None, _cpu()))
@@ -465,8 +507,6 @@ def _process_worker(conn, cfg: MatchConfig, index: int) -> None:
                 conn.send(("fatal", "worker error:\n" + traceback.format_exc(), _cpu()))
     finally:
         engines.close()
-        conn.close()
-        os._exit(0)
 
 
 def _epd(fen: str) -> str:

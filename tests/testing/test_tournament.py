@@ -149,6 +149,70 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path):
     assert a["score"].sum() == b["score"].sum()
 
 
+def _descendants(pid: int) -> set[int]:
+    """Live processes below pid (from /proc), engines in their own sessions included."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(d))
+    found, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.add(c)
+            todo.append(c)
+    return found
+
+
+def _alive(pids) -> set[int]:
+    left = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    left.add(pid)
+        except OSError:
+            pass
+    return left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 130), (signal.SIGKILL, -9)])
+def test_killed_runner_leaves_no_worker_or_engine_behind(tmp_path, sig, code):
+    rundir = tmp_path / "r"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with open(tmp_path / "err.txt", "w") as err:  # not a pipe: an orphan would hold it open
+        p = subprocess.Popen(
+            [sys.executable, "-m", "testing.cli", *GOOD, *RANDOM, "-each", "tc=30+1",
+             "-maxmoves", "200", "-ratinginterval", "0", "-rounds", "20", "-concurrency", "2",
+             "-rundir", str(rundir)], env=env, stdout=subprocess.DEVNULL, stderr=err)
+    below = set()
+    try:
+        deadline = time.monotonic() + 60
+        while _count(str(rundir / "games.sqlite")) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the next games have started
+        below = _descendants(p.pid)
+        assert len(below) >= 6, below  # 2 workers, 4 engines
+        os.kill(p.pid, sig)
+        assert p.wait(20) == code, (tmp_path / "err.txt").read_text()
+        deadline = time.monotonic() + 15
+        while _alive(below) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(below)
+        stored = _count(str(rundir / "games.sqlite"))
+        assert 1 <= stored < 20
+    finally:
+        for pid in _alive(below | {p.pid}):
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.engines
 def test_stockfish_against_fairymax_match(capsys, tmp_path, stockfish, fairymax):
     pgn = tmp_path / "games.pgn"
