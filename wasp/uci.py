@@ -81,7 +81,7 @@ class UciEngine:
     def _load(self) -> None:
         if self.searcher is not None:
             return
-        _kernels()
+        wait_for_kernels()
         from wasp.board import Position
         from wasp.search import Searcher
 
@@ -211,7 +211,7 @@ class UciEngine:
         elif key == "bookfile":
             self.book = None
             if value and value != "<empty>":
-                _kernels()  # wasp.book imports them
+                wait_for_kernels()  # wasp.book imports them
                 from wasp.book import Book
 
                 try:
@@ -436,7 +436,7 @@ class UciEngine:
             self.send(f"Fen: {self.position.fen()}")
 
 
-def _kernels() -> None:
+def wait_for_kernels() -> None:
     """Wait for the kernels (loading them here if no thread does): first, so that no
     kernel module is imported by two threads at once."""
     from wasp.warmup import warmup

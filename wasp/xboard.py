@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 
-from wasp.uci import ENGINE_NAME, HASH_DEFAULT, HASH_MAX
+from wasp.uci import ENGINE_NAME, HASH_DEFAULT, HASH_MAX, wait_for_kernels
 
 MATE_SCORE_XBOARD = 100000  # CECP: mate in N is posted as 100000 + N
 
@@ -55,9 +55,7 @@ class XboardEngine:
 
     def _load(self):
         if self.searcher is None:
-            from wasp.warmup import warmup
-
-            warmup(kernels="engine")  # first: they may be loading in a thread
+            wait_for_kernels()  # first: they may be loading in a thread
             from wasp.board import Position
             from wasp.search import Searcher
 
