@@ -34,8 +34,9 @@ DELEGATED = {
 
 
 def _add_data_flags(p):
-    p.add_argument("data", nargs="*", help="EPD or PGN files (PGN: every position after "
-                                          "-skip-plies, labelled with the game's result)")
+    p.add_argument("data", nargs="*", help="EPD, PGN or parquet files (PGN: every position "
+                                          "after -skip-plies, labelled with the game's result; "
+                                          "parquet: columns fen and result)")
     p.add_argument("-skip-bad", "--skip-bad", action="store_true",
                    help="skip bad lines (counted and summarised) instead of stopping")
     p.add_argument("-skip-plies", "--skip-plies", type=int, default=8,

@@ -7,7 +7,8 @@ en-passant square (64 when none). A million positions take 36 MB.
 
 Results are white's score: 1, 0.5 or 0. EPD lines carry them as ``c9 "1-0";``,
 ``c9 "1/2-1/2";``, ``[1.0]``, ``[0.5]``, ``[0.0]`` or a trailing ``1-0``; PGN positions take
-their game's result. A bad line raises `DataError` naming the file and line, unless
+their game's result; parquet sets (`wasp-tune data -format parquet`) hold them in a
+``result`` column beside ``fen``. A bad line raises `DataError` naming the file and line, unless
 ``skip_bad=True`` (then it is counted in `PositionSet.bad` and summarised).
 """
 
@@ -240,6 +241,11 @@ def load_epd(path, skip_bad=False, validate=True) -> PositionSet:
             rows.append(row)
             results.append(r)
             lines.append((lineno, line))
+    return _position_set(path, rows, results, lines, bad, skip_bad, validate)
+
+
+def _position_set(path, rows, results, lines, bad, skip_bad, validate) -> PositionSet:
+    """The set of parsed rows, less those whose side not to move is in check (when validating)."""
     rows = np.array(rows, dtype=np.uint8).reshape(-1, ROW_WIDTH)
     results = np.array(results, dtype=np.float64)
     if validate and len(rows):
@@ -252,6 +258,43 @@ def load_epd(path, skip_bad=False, validate=True) -> PositionSet:
         keep = ~illegal
         rows, results = rows[keep], results[keep]
     return PositionSet(rows, results, len(bad), [str(path)], bad[:10])
+
+
+# ---------------------------------------------------------------------------
+# Parquet (the `-format parquet` sets of `wasp-tune data`)
+
+
+def load_parquet(path, skip_bad=False, validate=True) -> PositionSet:
+    """Positions and results of a parquet file with columns ``fen`` and ``result`` (white's
+    score); other columns are ignored. Bad rows are reported by row number (from 1), as EPD
+    lines are by line number."""
+    import pandas as pd
+
+    try:
+        df = pd.read_parquet(path)
+    except ImportError as e:
+        raise DataError(f"{path}: reading parquet needs pyarrow (pip install pyarrow)") from e
+    except Exception as e:  # pyarrow's errors for a file that is not parquet vary by version
+        raise DataError(f"{path}: not a readable parquet file ({e})") from e
+    missing = [c for c in ("fen", "result") if c not in df.columns]
+    if missing:
+        raise DataError(f"{path}: no column {', '.join(missing)} (a set needs fen and result)")
+    rows, results, bad, lines = [], [], [], []
+    pairs = zip(df["fen"].tolist(), df["result"].tolist(), strict=True)
+    for rowno, (fen, result) in enumerate(pairs, 1):
+        line = f"{fen} [{result}]"
+        try:
+            r = float(result)
+            if r not in (0.0, 0.5, 1.0):
+                raise ValueError(f"result {result!r} is not 1, 0.5 or 0")
+            row = pack_fen(str(fen))
+        except (TypeError, ValueError) as e:
+            _bad_line(path, rowno, e, line, skip_bad, bad)
+            continue
+        rows.append(row)
+        results.append(r)
+        lines.append((rowno, line))
+    return _position_set(path, rows, results, lines, bad, skip_bad, validate)
 
 
 # ---------------------------------------------------------------------------
@@ -339,7 +382,8 @@ def _cache_key(path, options):
 
 
 def load(path, skip_bad=False, skip_plies=8, cache_dir=None, use_cache=True) -> PositionSet:
-    """Load an EPD or PGN file (by extension), through the binary cache when allowed."""
+    """Load an EPD, PGN or parquet file (by extension), through the binary cache when
+    allowed."""
     path = str(path)
     is_pgn = path.lower().endswith(".pgn")
     options = {"skip_bad": bool(skip_bad), "skip_plies": int(skip_plies) if is_pgn else 0}
@@ -357,6 +401,8 @@ def load(path, skip_bad=False, skip_plies=8, cache_dir=None, use_cache=True) -> 
                 pass  # a broken cache file: rebuild it
     if is_pgn:
         ps = load_pgn(path, skip_plies=skip_plies, skip_bad=skip_bad)
+    elif path.lower().endswith(".parquet"):
+        ps = load_parquet(path, skip_bad=skip_bad)
     else:
         ps = load_epd(path, skip_bad=skip_bad)
     if cache_file:

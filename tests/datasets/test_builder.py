@@ -164,19 +164,32 @@ def test_written_epd_reads_back_with_the_same_positions_and_labels(tmp_path, for
     assert json.loads((tmp_path / "summary.json").read_text())["positions"] == s["positions"]
 
 
-def test_parquet_needs_pyarrow_or_says_so(tmp_path):
+def test_parquet_without_pyarrow_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(B, "_have_pyarrow", lambda: False)
     ds = B.build(KNOWN, _config())
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        with pytest.raises(ValueError, match="pyarrow"):
-            B.write(ds, tmp_path, "parquet")
-        return
+    with pytest.raises(ValueError, match="pyarrow"):
+        B.write(ds, tmp_path, "parquet")
+    with pytest.raises(SystemExit, match="pyarrow"):
+        data_main(["data", str(KNOWN), "-o", str(tmp_path / "x"), "-format", "parquet"])
+    assert not (tmp_path / "x").exists()
+
+
+def test_parquet_set_reads_back_in_pandas_and_the_tuner(tmp_path):
+    pytest.importorskip("pyarrow")
     import pandas as pd
 
-    B.write(ds, tmp_path, "parquet")
+    ds = B.build(KNOWN, _config(valid=0.3, seed=2))
+    s = B.write(ds, tmp_path, "parquet")
+    assert s["files"] == {"train": "train.parquet", "valid": "valid.parquet"}
     df = pd.read_parquet(tmp_path / "train.parquet")
-    assert list(df["fen"]) == ds.fens()
+    train = np.nonzero(~ds.valid)[0]
+    assert list(df["fen"]) == ds.fens(train)
+    assert np.array_equal(df["result"], ds.results[train])
+    assert np.array_equal(df["game"], ds.game[train])
+    for name, mask in (("train", ~ds.valid), ("valid", ds.valid)):
+        ps = load(tmp_path / f"{name}.parquet", use_cache=False)
+        assert np.array_equal(ps.rows, ds.rows[mask])
+        assert np.array_equal(ps.results, ds.results[mask])
 
 
 def test_cli_builds_a_set_and_reports_bad_games(tmp_path, capsys):
@@ -190,11 +203,6 @@ def test_cli_builds_a_set_and_reports_bad_games(tmp_path, capsys):
     assert s["games_bad"] == 4 and s["positions"] == s["train"] + s["valid"]
 
 
-def test_cli_rejects_a_missing_file_and_parquet_without_pyarrow(tmp_path):
+def test_cli_rejects_a_missing_file(tmp_path):
     with pytest.raises(SystemExit, match="no such file"):
         data_main(["data", str(tmp_path / "none.pgn"), "-o", str(tmp_path / "x")])
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        with pytest.raises(SystemExit, match="pyarrow"):
-            data_main(["data", str(KNOWN), "-o", str(tmp_path / "x"), "-format", "parquet"])

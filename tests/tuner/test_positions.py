@@ -67,6 +67,48 @@ def test_skip_bad_counts_and_summarises(tmp_path):
     assert "x.epd:2" in ps.summary()
 
 
+def _parquet(tmp_path, fens, results):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    p = tmp_path / "x.parquet"
+    pd.DataFrame({"fen": fens, "result": results, "ply": range(len(fens))}).to_parquet(p)
+    return p
+
+
+def test_parquet_set_loads_like_the_same_epd(tmp_path):
+    p = _parquet(tmp_path, [START, START4, "4k3/8/8/8/8/8/8/K3R3 b - -"], [1.0, 0.5, 0.0])
+    ps = Ps.load(p, use_cache=False)
+    epd = Ps.load_epd(_write(tmp_path, [f"{START} 1-0", f"{START4} [0.5]",
+                                        "4k3/8/8/8/8/8/8/K3R3 b - - 0-1"]))
+    assert np.array_equal(ps.rows, epd.rows) and np.array_equal(ps.results, epd.results)
+
+
+@pytest.mark.parametrize("fens, results, message", [
+    ([START4, "rnbqkbnr/ppppppp/8 w - -"], [1.0, 0.5], r"x\.parquet:2: expected 8 ranks"),
+    ([START4, START4], [1.0, 0.7], r"x\.parquet:2: result 0\.7 is not 1, 0\.5 or 0"),
+    ([START4, "4k3/8/8/8/8/8/8/K3R3 w - -"], [1.0, 1.0],
+     r"x\.parquet:2: the side not to move is in check"),
+])
+def test_bad_parquet_rows_are_reported_by_row_number(tmp_path, fens, results, message):
+    p = _parquet(tmp_path, fens, results)
+    with pytest.raises(Ps.DataError, match=message):
+        Ps.load_parquet(p)
+    ps = Ps.load_parquet(p, skip_bad=True)
+    assert len(ps) == 1 and ps.bad == 1
+
+
+def test_parquet_without_its_columns_or_not_parquet_at_all_is_refused(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    p = tmp_path / "y.parquet"
+    pd.DataFrame({"fen": [START4]}).to_parquet(p)
+    with pytest.raises(Ps.DataError, match="no column result"):
+        Ps.load_parquet(p)
+    q = _write(tmp_path, [f"{START4} [1.0]"], name="z.parquet")
+    with pytest.raises(Ps.DataError, match="not a readable parquet file"):
+        Ps.load_parquet(q)
+
+
 def test_pgn_positions_take_the_game_result_and_skip_openings_checks_and_mates():
     import chess
     import chess.pgn
