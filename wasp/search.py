@@ -730,6 +730,9 @@ class Limits:
     searchmoves: list[str] = field(default_factory=list)
     soft_ms: float | None = None  # do not start an iteration after this
     hard_ms: float | None = None  # stop the search here
+    # time.monotonic() when the move's clock started (the GUI's command arrived): soft_ms,
+    # hard_ms and movetime count from here; None: from the search's own start
+    start: float | None = None
 
 
 @dataclass
@@ -864,17 +867,18 @@ class Searcher:
         SD[SD_HISTORY:SD_HISTORY + 768] //= 4
         self.age = (self.age + 1) & 0x3F
         SD[SD_AGE] = self.age
+        clock_start = start if limits.start is None else min(limits.start, start)
         if limits.hard_ms is not None:
-            self.hard_deadline = start + limits.hard_ms / 1000.0
+            self.hard_deadline = clock_start + limits.hard_ms / 1000.0
         elif limits.movetime is not None:
-            self.hard_deadline = start + limits.movetime / 1000.0
+            self.hard_deadline = clock_start + limits.movetime / 1000.0
         else:
             self.hard_deadline = None
         self._timer_stop.clear()
         timer = threading.Thread(target=self._timer, daemon=True)
         timer.start()
         try:
-            return self._iterate(S, limits, on_info, start)
+            return self._iterate(S, limits, on_info, start, clock_start)
         finally:
             self._timer_stop.set()
             timer.join()
@@ -894,7 +898,7 @@ class Searcher:
         end = int(SD[SD_PVLEN])
         return [int(m) for m in SD[SD_PV:SD_PV + end] if m != 0]
 
-    def _iterate(self, S, limits, on_info, start) -> Result:
+    def _iterate(self, S, limits, on_info, start, clock_start) -> Result:
         T, W, E, TT, SD, MB = self.T, self.W, self.E, self.TT, self.SD, self.MB
         n = root_prepare(T, S, TT, SD, MB)
         moves = self._root_moves()
@@ -990,7 +994,8 @@ class Searcher:
             if abs(best_score) >= MATE_BOUND and not limits.infinite and depth >= 2 * (
                     MATE - abs(best_score)) + 4 and limits.depth is None:
                 break  # a mate found and confirmed: deeper iterations cannot change it
-            if limits.soft_ms is not None and elapsed_ms() >= limits.soft_ms:
+            if limits.soft_ms is not None and \
+                    (time.monotonic() - clock_start) * 1000 >= limits.soft_ms:
                 break
             if n == 1 and limits.soft_ms is not None and depth >= 4:
                 break  # a single legal reply: no need to think long

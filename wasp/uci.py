@@ -354,7 +354,7 @@ class UciEngine:
         limits = Limits(depth=depth, nodes=max(1, nodes) if nodes is not None else None,
                         movetime=None, mate=mate,
                         infinite=opts.get("infinite", False) or ponder, ponder=ponder,
-                        searchmoves=searchmoves)
+                        searchmoves=searchmoves, start=go_time)
         if ponder:
             self.ponder_budget = budget
         else:
@@ -370,12 +370,6 @@ class UciEngine:
     def _run_search(self, pos, limits, go_time=None):
         searcher = self.searcher
         result = None
-        if go_time is not None and limits.hard_ms is not None:
-            # the search times itself from its own start: take off what has passed since `go`
-            late = (time.monotonic() - go_time) * 1000.0
-            limits.hard_ms = max(1.0, limits.hard_ms - late)
-            limits.soft_ms = max(1.0, min(limits.soft_ms or limits.hard_ms, limits.hard_ms)
-                                 - late)
         try:
             searcher.external_stop = self.external_stop
             searcher.on_currmove = lambda d, m, k: self.send(
@@ -420,14 +414,16 @@ class UciEngine:
             return
         budget = self.ponder_budget
         searcher = self.searcher
-        elapsed = (time.monotonic() - (searcher.search_start or time.monotonic())) * 1000
+        now = time.monotonic()
         limits = self.limits
+        # our clock runs from ponderhit; the search measures soft_ms from limits.start
+        elapsed = (now - (limits.start or searcher.search_start or now)) * 1000
         limits.ponder = False
         limits.infinite = False
         self.waiting_release = False
         if budget is not None and budget.hard is not None:
             limits.soft_ms = elapsed + budget.soft
-            searcher.hard_deadline = time.monotonic() + budget.hard / 1000.0
+            searcher.hard_deadline = now + budget.hard / 1000.0
         self.release.set()
 
     def cmd_d(self, args):

@@ -86,7 +86,7 @@ class XboardEngine:
             budget = allocate(clock, self.inc_ms, mtg, overhead=max(30, int(self.lag_ms)))
             self.last_think = [self.engine_moves, clock, start, None]
         self.clock_fresh = False
-        return Limits(depth=self.sd, soft_ms=budget.soft, hard_ms=budget.hard)
+        return Limits(depth=self.sd, soft_ms=budget.soft, hard_ms=budget.hard, start=start)
 
     def _observe_lag(self, clock):
         """Learn the lag (`wasp.timeman.learn_lag`) from the `time` sent since our previous

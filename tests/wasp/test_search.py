@@ -133,6 +133,15 @@ def test_hard_deadline_is_met():
     assert r.best in Position().legal_moves()
 
 
+def test_deadlines_count_from_when_the_clock_started():
+    # the GUI's command came 5 s ago: 5.1 s from then leaves about 0.1 s, not 5.1 s
+    s = Searcher(8)
+    t0 = time.monotonic()
+    r = s.search(Position(), Limits(soft_ms=5100, hard_ms=5100, start=t0 - 5.0))
+    assert time.monotonic() - t0 < 1.0
+    assert r.best in Position().legal_moves()
+
+
 def test_bench_signature_is_stable():
     from wasp import benchmark
 
