@@ -25,6 +25,7 @@ def main():
     ap.add_argument("--tc", default="10+0.1")
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--rundir", default=None)
+    ap.add_argument("--log", default=None, help="wasp-match's protocol log (per-move latency)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from wasp import params
@@ -42,6 +43,8 @@ def main():
            "-openings", f"file={BOOK}", "format=epd", "order=sequential", "start=1",
            "-rundir", str(workdir / "run"), "-pgnout", str(workdir / "games.pgn"),
            "-recover"]
+    if args.log:
+        cmd += ["-log", args.log]
     print(" ".join(cmd), flush=True)
     return subprocess.call(cmd)
 
