@@ -27,6 +27,8 @@ from datasets import builder, selfplay
 from datasets.tuning import SplitRun
 
 STAGES = ("games", "data", "tune", "sprt", "report")
+# the shipped sample's games (datasets/README.md): the quick loop tunes on them and its own
+SAMPLE_GAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample", "games.pgn")
 
 
 @dataclass
@@ -57,8 +59,10 @@ class LoopConfig:
 
     @classmethod
     def quick(cls):
-        """Small enough for a test on 2 cores: a few minutes, an inconclusive SPRT is fine."""
+        """Small enough for a test on 2 cores: a few minutes, an inconclusive SPRT is fine.
+        The set adds the shipped sample's 600 games to the 24 played here."""
         return cls(games=24, nodes=400, max_per_game=30, max_passes=2,
+                   extra_data=[SAMPLE_GAMES] if os.path.exists(SAMPLE_GAMES) else [],
                    params=["pawn_value", "knight_value", "bishop_value", "rook_value",
                            "queen_value", "tempo"],
                    sprt_games=8, sprt_nodes=400)

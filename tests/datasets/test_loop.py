@@ -49,6 +49,8 @@ def test_quick_loop_runs_every_stage_and_writes_a_report(quick_loop):
     rep = json.loads((loop_dir / "report.json").read_text())
     assert rep["selfplay_games"] == 24
     assert rep["positions"] == rep["train"] + rep["valid"] > 0 and rep["valid"] > 0
+    # the shipped sample's 600 games (about 21,000 positions) join the 24 played here
+    assert rep["positions"] > 15000
     assert rep["passes"] >= 1 and rep["changed_weights"] > 0
     assert rep["E_train_after"] < rep["E_train_before"]
     assert rep["sprt_games"] == 8 and sum(rep["sprt_pentanomial"]) == 4
@@ -63,7 +65,7 @@ def test_quick_loop_stage_outputs_are_the_tools_own_formats(quick_loop):
     games = testing.results(loop_dir / "games" / "match")
     assert len(games) == 24 and set(games["engine1"]) == {"wasp"}
     summary = json.loads((loop_dir / "data" / "summary.json").read_text())
-    assert summary["games_bad"] == 0 and summary["positions"] > 0
+    assert summary["games_bad"] == 0 and summary["games_read"] == 24 + 600
     assert len(pd.read_csv(loop_dir / "tune" / "passes.csv")) >= 1
     tuned = P.load(loop_dir / "tune" / "params.txt")
     moved = {P.PARAMS[P.PARAM_OF[i]].name for i in (tuned != P.default_weights()).nonzero()[0]}
