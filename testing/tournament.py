@@ -40,6 +40,29 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def host_steal() -> tuple[int, int] | None:
+    """(steal, total) jiffies over all CPUs from /proc/stat. Steal is the time a virtual
+    machine was ready to run while the hypervisor ran something else: its engines then stall
+    for no fault of their own. None where there is no such count (not Linux)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+        values = [int(x) for x in fields[1:9]]
+    except (OSError, ValueError):
+        return None
+    if fields[0] != "cpu" or len(values) < 8:
+        return None
+    return values[7], sum(values)
+
+
+def steal_share(before, after) -> float | None:
+    """Percentage of all CPU time stolen between two `host_steal` readings."""
+    if before is None or after is None:
+        return None
+    total = after[1] - before[1]
+    return 100.0 * (after[0] - before[0]) / total if total > 0 else 0.0
+
+
 def _pct(xs: list[float], q: float) -> float:
     if not xs:
         return float("nan")
@@ -365,6 +388,7 @@ class Runner:
                 file=self.out,
             )
         cpu0 = _cpu()
+        steal0 = host_steal()
         interrupted = False
         try:
             if self.cfg.dask:
@@ -381,6 +405,7 @@ class Runner:
                 if proc.is_alive():
                     proc.kill()
         self.cpu_play = _cpu() - cpu0 + sum(self.worker_cpu.values())
+        self.steal_pct = None if self.cfg.dask else steal_share(steal0, host_steal())
         self.wall = time.monotonic() - t_wall
         self._clear_progress()
         if self._reported_at != self.games_done:
@@ -423,11 +448,14 @@ class Runner:
             "latency_mean_ms": sum(lat) / len(lat) * 1e3 if lat else None,
             "time_losses_this_session": self.session_time_losses,
             "time_losses_total": self.total_time_losses,
+            # CPU the hypervisor took from this machine while the games ran (local runs)
+            "cpu_steal_pct": getattr(self, "steal_pct", None),
             "sprt_decision": self.decision,
             "distributed": bool(self.cfg.dask),
         }
 
-    def summary_text(self, s: dict) -> str:
+    @staticmethod
+    def summary_text(s: dict) -> str:
         txt = (
             f"Runner: {s['games_this_session']} games in {s['wall_s']:.1f} s wall, "
             f"time losses {s['time_losses_this_session']}"
@@ -444,6 +472,13 @@ class Runner:
                 f", move latency median {s['latency_median_ms']:.2f} ms, "
                 f"p99 {s['latency_p99_ms']:.2f} ms, max {s['latency_max_ms']:.2f} ms"
             )
+        steal = s.get("cpu_steal_pct")
+        if steal is not None and steal >= 0.5:
+            txt += f", CPU stolen by the host {steal:.1f} %"
+            if steal >= 5 and s["time_losses_this_session"]:
+                txt += ("\nNote: the hypervisor took the CPU away for part of the run, so time "
+                        "losses may be its doing, not the engines' (a larger timemargin= "
+                        "absorbs such stalls)")
         return txt
 
 

@@ -239,3 +239,19 @@ def test_stockfish_against_fairymax_match(capsys, tmp_path, stockfish, fairymax)
     assert code == 0 and "Finished game" not in out
     assert len(testing.results(str(tmp_path / "r"))) == 4
     assert pgn.read_text().count("[Event ") == 4
+
+
+def test_host_steal_share_and_its_note_in_the_summary():
+    from testing.tournament import Runner, host_steal, steal_share
+
+    reading = host_steal()
+    if reading is not None:  # Linux: steal never exceeds the total
+        assert 0 <= reading[0] <= reading[1]
+    assert steal_share((100, 1000), (150, 1500)) == 10.0
+    assert steal_share(None, (1, 2)) is None and steal_share((5, 10), (5, 10)) == 0.0
+    s = {"games_this_session": 10, "wall_s": 60.0, "time_losses_this_session": 2,
+         "runner_cpu_per_game_s": None, "latency_median_ms": None, "cpu_steal_pct": 12.5}
+    text = Runner.summary_text(s)
+    assert "CPU stolen by the host 12.5 %" in text and "timemargin=" in text
+    assert "stolen" not in Runner.summary_text({**s, "cpu_steal_pct": 0.1})
+    assert "Note" not in Runner.summary_text({**s, "time_losses_this_session": 0})
