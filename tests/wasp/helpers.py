@@ -1,5 +1,7 @@
-"""Positions for the property tests: random legal play from the sampled openings."""
+"""Positions for the property tests (random legal play from the sampled openings), and the
+clock referee's allowance for CPU the hypervisor stole."""
 
+import os
 import random
 
 import chess
@@ -33,3 +35,16 @@ def random_positions(count, seed=1, max_plies=60):
             board.push(rng.choice(pool))
         boards.append(board)
     return boards
+
+
+def stolen_seconds() -> float:
+    """Seconds the hypervisor has taken from an average CPU of this machine since boot
+    (/proc/stat's steal; 0 where there is none). A referee that keeps an engine's clock does
+    not charge what was stolen during the move: on a virtual machine the host can stop the
+    guest for a second at a time, and no engine can answer while its machine does not run."""
+    from testing.tournament import host_steal
+
+    reading = host_steal()
+    if reading is None:
+        return 0.0
+    return reading[0] / (os.cpu_count() or 1) / os.sysconf("SC_CLK_TCK")

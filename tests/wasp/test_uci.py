@@ -13,6 +13,7 @@ import chess
 import chess.engine
 import pytest
 
+from tests.wasp.helpers import stolen_seconds
 from wasp.uci import TECHNIQUES, UciEngine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -275,9 +276,9 @@ def _play(white, black, board=None, base=2.0, inc=0.05, max_plies=120, timed=Non
     while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
         limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[
             chess.BLACK], white_inc=inc, black_inc=inc)
-        t0 = time.monotonic()
+        t0, stolen0 = time.monotonic(), stolen_seconds()
         result = engines[board.turn].play(board, limit)
-        spent = time.monotonic() - t0
+        spent = time.monotonic() - t0 - (stolen_seconds() - stolen0)
         clocks[board.turn] -= spent
         if engines[board.turn] in timed:
             assert clocks[board.turn] > 0, f"time loss by {'white' if board.turn else 'black'}"

@@ -12,6 +12,7 @@ import chess.engine
 import pytest
 
 from tests.conftest import ROOT
+from tests.wasp.helpers import stolen_seconds
 
 WASP_XBOARD = [sys.executable, "-m", "wasp.cli"]
 
@@ -141,7 +142,7 @@ def _play_game(ours, fairymax_path, ours_white, base=6.0, inc=0.1, max_plies=160
     theirs = Fairymax(fairymax_path, base, inc)
     try:
         while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
-            start = time.monotonic()
+            start, stolen0 = time.monotonic(), stolen_seconds()
             if (board.turn == chess.WHITE) == ours_white:
                 limit = chess.engine.Limit(white_clock=clocks[chess.WHITE],
                                            black_clock=clocks[chess.BLACK], white_inc=inc,
@@ -149,7 +150,7 @@ def _play_game(ours, fairymax_path, ours_white, base=6.0, inc=0.1, max_plies=160
                 move = ours.play(board, limit).move
             else:
                 move = theirs.play(board, clocks, inc)
-            used = time.monotonic() - start
+            used = time.monotonic() - start - (stolen_seconds() - stolen0)
             clocks[board.turn] += inc - used
             if (board.turn == chess.WHITE) == ours_white:
                 assert clocks[board.turn] > 0, "wasp lost on time"
