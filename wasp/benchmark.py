@@ -2,7 +2,9 @@
 
 Each position is searched from a cleared TT and cleared ordering tables, so the count is the
 same on every run and every machine; it changes only when the search or evaluation changes.
-The positions are this project's own choice: openings, middlegames and endgames.
+The positions are this project's own choice: openings, middlegames and endgames. Before the
+totals, bench prints the hit rates of the pawn hash and of the evaluation cache over all the
+searches (both are cleared with the TT before each position, as the count requires).
 """
 
 import time
@@ -46,6 +48,7 @@ BENCH_FENS = (
 def bench(depth=None, hash_mb: int = 16, verbose: bool = True) -> int:
     """Search every bench position to `depth` (default BENCH_DEPTH); print the signature."""
     from wasp.board import Position
+    from wasp.evaluate import E_EVAL, EC_WIDTH, PAWN_ENTRIES, cache_stats
     from wasp.search import Limits, Searcher
     from wasp.warmup import warmup
 
@@ -54,6 +57,7 @@ def bench(depth=None, hash_mb: int = 16, verbose: bool = True) -> int:
     searcher = Searcher(hash_mb)
     total_nodes = 0
     total_time = 0.0
+    probes = {"pawn": [0, 0], "eval": [0, 0]}  # [probes, hits] summed over the positions
     for i, fen in enumerate(BENCH_FENS, 1):
         searcher.clear()
         pos = Position(fen)
@@ -62,10 +66,21 @@ def bench(depth=None, hash_mb: int = 16, verbose: bool = True) -> int:
         dt = time.perf_counter() - t0
         total_nodes += result.nodes
         total_time += dt
+        stats = cache_stats(searcher.E)
+        for name in probes:
+            n = stats[f"{name}_probes"]
+            probes[name][0] += n
+            probes[name][1] += round(stats[f"{name}_hit_rate"] * n)
         if verbose:
             print(f"Position {i:2d}/{len(BENCH_FENS)}: {result.best:6s} score {result.score:6d} "
                   f"nodes {result.nodes:9d}  {fen}", flush=True)
     nps = int(total_nodes / total_time) if total_time > 0 else 0
+    eval_entries = (searcher.E.shape[0] - E_EVAL) // EC_WIDTH
+    for label, name, entries in (("Pawn hash", "pawn", PAWN_ENTRIES),
+                                 ("Eval cache", "eval", eval_entries)):
+        n, hits = probes[name]
+        print(f"{label:<16}: {100.0 * hits / max(1, n):.1f} % hits of {n} probes "
+              f"({entries} entries)")
     print("===========================")
     print(f"Total time (ms) : {int(total_time * 1000)}")
     print(f"Nodes searched  : {total_nodes}")
