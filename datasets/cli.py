@@ -95,8 +95,9 @@ def loop_parser():
         epilog=LOOP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-dir", "--dir", required=True, help="the loop directory")
     p.add_argument("-quick", "--quick", action="store_true",
-                   help="tiny sizes (24 games, 400 nodes, material only, 8 SPRT games): a "
-                        "pipeline check that runs in a few minutes")
+                   help="tiny sizes (24 games at 400 nodes plus the shipped sample's 600, "
+                        "material only, 8 SPRT games): a pipeline check that runs in a few "
+                        "minutes")
     p.add_argument("-until", "--until", choices=["games", "data", "tune", "sprt"],
                    help="stop after this stage")
     p.add_argument("-quiet", "--quiet", action="store_true",
