@@ -30,23 +30,14 @@ STOCKFISH = shutil.which("stockfish") or ("/usr/games/stockfish"
                                           if os.path.exists("/usr/games/stockfish") else None)
 
 
-def cpu_times() -> tuple[int, int]:
-    """(steal, total) jiffies over all CPUs, from /proc/stat (zeros where there is none)."""
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return 0, 0
-    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
-
-
 def timed(cmd, cwd, env=None) -> tuple[str, float]:
-    """Output (stdout and stderr) of a command, and the steal share (%) while it ran."""
-    s0, t0 = cpu_times()
+    """Output (stdout and stderr) of a command, and the steal share (%) while it ran (0 where
+    the system keeps no steal count)."""
+    from testing.tournament import host_steal, steal_share
+
+    before = host_steal()
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    s1, t1 = cpu_times()
-    steal = 100.0 * (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
-    return out.stdout + out.stderr, steal
+    return out.stdout + out.stderr, steal_share(before, host_steal()) or 0.0
 
 
 def wasp_bench(root: pathlib.Path, depth) -> tuple[int, int, float]:
@@ -94,6 +85,7 @@ def main() -> int:
                     help="another checkout whose bench alternates with this one's")
     ap.add_argument("--no-stockfish", action="store_true", help="skip the anchor runs")
     args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
     roots = [ROOT] + ([pathlib.Path(args.compare).resolve()] if args.compare else [])
     for root in roots:  # load (or compile) the kernels before any run is timed
         subprocess.run([sys.executable, "-m", "wasp.cli", "warmup"], cwd=root, check=True,
@@ -124,7 +116,8 @@ def main() -> int:
     if anchor:
         print("  " + summary("Stockfish bench (anchor)", anchor, args.max_steal))
     else:
-        print("  Stockfish is not installed: no anchor (README: Stockfish 15.1 bench 1.39 M)")
+        why = "--no-stockfish" if args.no_stockfish else "Stockfish is not installed"
+        print(f"  {why}: no anchor (the issue quotes Stockfish 15.1's bench at 1.39 M)")
     return 0
 
 

@@ -496,7 +496,7 @@ def _die_with_runner(runner_pid: int) -> None:
     """A worker ends (closing its engines, which run in sessions of their own) when the
     runner is killed, even by SIGKILL, instead of playing on a game nobody will store:
     Linux sends it SIGTERM when its parent dies, and SIGTERM unwinds like Ctrl-C."""
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_sigterm()
     try:
         import ctypes
 
