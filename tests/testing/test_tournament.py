@@ -197,9 +197,14 @@ def test_killed_runner_leaves_no_worker_or_engine_behind(tmp_path, sig, code):
         deadline = time.monotonic() + 60
         while _count(str(rundir / "games.sqlite")) < 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(0.3)  # the next games have started
+        # Between games a worker restarts its engines, so wait until the next games have
+        # started: 2 workers and their 4 engines.
+        deadline = time.monotonic() + 20
         below = _descendants(p.pid)
-        assert len(below) >= 6, below  # 2 workers, 4 engines
+        while len(below) < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            below = _descendants(p.pid)
+        assert len(below) >= 6, below
         os.kill(p.pid, sig)
         assert p.wait(20) == code, (tmp_path / "err.txt").read_text()
         deadline = time.monotonic() + 15
@@ -219,16 +224,24 @@ def test_stockfish_against_fairymax_match(capsys, tmp_path, stockfish, fairymax)
     argv = [
         "-engine", f"cmd={stockfish}", "name=Stockfish", "option.Hash=16",
         "-engine", f"cmd={fairymax}", "name=Fairy-Max", "proto=xboard",
-        "-each", "tc=1+0.01", "timemargin=200", "-maxmoves", "80",
+        "-each", "tc=2+0.02", "timemargin=400", "-maxmoves", "80",
         "-rounds", "2", "-repeat", "-concurrency", "2",
         "-openings", f"file={EPD}", "order=sequential", "start=10",
         "-pgnout", str(pgn), "-log", str(tmp_path / "io.log"),
         "-rundir", str(tmp_path / "r"),
     ]  # fmt: skip
+    from testing.tournament import host_steal, steal_share
+
+    steal0 = host_steal()
     code, out, err = run(capsys, argv)
+    stolen = steal_share(steal0, host_steal()) or 0.0
     assert code == 0, err
     df = testing.results(str(tmp_path / "r"))
-    assert len(df) == 4 and not df["time_loss"].any()
+    assert len(df) == 4
+    # A time loss is the runner's clock or protocol handling at fault, unless the host took
+    # the CPU away in a burst (the same excuse the clock referee of the engine tests makes).
+    lost = df[df["time_loss"]]
+    assert lost.empty or stolen >= 5, (stolen, lost.to_dict("records"))
     assert set(df["opening_index"]) == {9, 10}
     assert "Ptnml(0-2):" in out and "move latency" in out
     assert pgn.read_text().count('[White "Stockfish"]') == 2
