@@ -22,11 +22,14 @@ LOOP_EXAMPLES = """examples:
   wasp-tune loop --quick -dir loops/q          # a few minutes on 2 cores: the pipeline check
   wasp-tune loop -dir loops/night -games 4000 -nodes 2000 -max-passes 3 -sprt-games 2000
   wasp-tune loop -dir loops/night              # after a kill: completed stages are reused
+  wasp-tune loop -dir loops/n2 -method adam -params '!pst_*' -reg 3e-4 -min-count 500 \\
+      -then-binary ks_attacker_weight ks_undefended ks_shield ks_storm ks_safe_check 'df_*'
 
 Stages (subdirectories of -dir): games/ (self-play, match runner), data/ (train.epd,
-valid.epd split by game), tune/ (a tuner run directory), sprt/ (tuned against default with
-option.EvalFile=DIR/tune/params.txt), then report.json. Settings are saved in loop.json on the
-first run; later runs read them from there.
+valid.epd split by game), tune/ (a tuner run directory; tune/nonlinear/ the -then-binary
+run), sprt/ (tuned against default with option.EvalFile= the last run's params.txt), then
+report.json. Settings are saved in loop.json on the first run; later runs read them from
+there.
 """
 
 
@@ -120,6 +123,8 @@ def loop_parser():
             ("lr", float, "tuner: learning rate of adam/adagrad (default: the method's)"),
             ("min-count", int, "tuner: tune only weights counting in at least this many "
                                "training positions (default %(default)s: all)"),
+            ("then-passes", int, "passes of the -then-binary search at most (default "
+                                 "%(default)s)"),
             ("threads", int, "tuner threads (default %(default)s)"),
             ("sprt-games", int, "SPRT games at most (default %(default)s)"),
             ("sprt-nodes", int, "SPRT nodes per move (default: as -nodes)"),
@@ -133,6 +138,12 @@ def loop_parser():
     p.add_argument("-params", "--params", nargs="+", default=None, metavar="GLOB",
                    help="parameters to tune, globs; '!GLOB' leaves some out (default: all; "
                         "--quick: material and tempo)")
+    p.add_argument("-then-binary", "--then-binary", nargs="+", default=None, metavar="GLOB",
+                   dest="then_binary",
+                   help="after the tuning method, Wasp's binary search over these weights "
+                        "(e.g. the non-linear king-safety and draw-factor scalars the gradient "
+                        "methods leave alone: ks_attacker_weight ks_undefended ks_shield "
+                        "ks_storm ks_safe_check 'df_*'); the SPRT plays the result")
     p.add_argument("-data", "--data", nargs="+", default=None, metavar="PGN",
                    help="more PGN games for the set (e.g. a shipped sample)")
     return p

@@ -5,9 +5,12 @@
 - ``games/``: self-play of our engine with the match runner (``match/`` run store, games.pgn);
 - ``data/``: the labelled set built from those games (train.epd, valid.epd split by game,
   summary.json);
-- ``tune/``: a tuner run directory (params.txt, history.csv, passes.csv, run.json);
-- ``sprt/``: the match of the tuned engine (``option.EvalFile=DIR/tune/params.txt``) against
-  the default one, with an SPRT;
+- ``tune/``: a tuner run directory (params.txt, history.csv, passes.csv, run.json); with
+  ``then_binary`` set, ``tune/nonlinear/`` is a second run, Wasp's binary search over those
+  weights starting from the first run's result (the gradient methods leave the non-linear
+  king-safety and draw-factor terms alone);
+- ``sprt/``: the match of the tuned engine (``option.EvalFile=`` the last run's params.txt)
+  against the default one, with an SPRT;
 - ``report.json``: positions, tuning time, E before and after, the SPRT result.
 
 A stage whose output is complete is skipped when the command runs again, and a killed stage
@@ -49,6 +52,8 @@ class LoopConfig:
     reg: float = 0.0  # tuner: L2 pull toward the defaults (tuner.methods.penalty)
     lr: float = 0.0  # tuner: gradient methods' learning rate (0: the method's default)
     min_count: int = 0  # tuner: leave weights rarer than this in the training set alone
+    then_binary: list = field(default_factory=list)  # globs binary-searched after the method
+    then_passes: int = 2  # passes of that binary search at most
     threads: int = 2
     sprt_games: int = 1000  # at most, in pairs
     sprt_nodes: int = 0  # 0: as self-play
@@ -133,12 +138,21 @@ class Loop:
             raise RuntimeError(f"the set has {s['train']} training and {s['valid']} validation "
                                f"positions: play more games")
 
+    def tuned_params(self):
+        """The parameter file the tune stage ends with (the SPRT's EvalFile)."""
+        if self.config.then_binary:
+            return self.path("tune", "nonlinear", "params.txt")
+        return self.path("tune", "params.txt")
+
     def tune(self):
+        from tuner.methods import select_weights
         from tuner.run import RunConfig
 
         c = self.config
         tdir = self.path("tune")
         t0 = time.time()
+        if c.then_binary:
+            select_weights(c.then_binary)  # a glob naming nothing fails before the first run
         if os.path.exists(os.path.join(tdir, "state.json")):
             run = SplitRun.open(tdir, threads=c.threads)
             self.log(f"[tune] resuming {run}")
@@ -152,13 +166,31 @@ class Loop:
             self.log(f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}"
                      f", at most {c.max_passes} passes, in {tdir}")
         run.tune(progress=not self.quiet_matches, log=self.log)
+        seconds, passes = run.state.get("elapsed", time.time() - t0), run.state["pass"]
+        if c.then_binary:
+            ndir = os.path.join(tdir, "nonlinear")
+            if os.path.exists(os.path.join(ndir, "state.json")):
+                second = SplitRun.open(ndir, threads=c.threads)
+                self.log(f"[tune] resuming {second}")
+            else:
+                rc = RunConfig(data=[self.path("data", "train.epd")], method="binary",
+                               params=list(c.then_binary), threads=c.threads, seed=c.seed,
+                               max_passes=c.then_passes, skip_plies=c.skip_plies,
+                               init=os.path.join(tdir, "params.txt"), k=run.K)
+                second = SplitRun.create_split(ndir, rc, [self.path("data", "valid.epd")])
+                self.log(f"[tune] then binary search over {', '.join(c.then_binary)} from "
+                         f"{tdir}/params.txt (K {run.K:.4f}), at most {c.then_passes} passes, "
+                         f"in {ndir}")
+            second.tune(progress=not self.quiet_matches, log=self.log)
+            seconds += second.state.get("elapsed", 0.0)
+            passes += second.state["pass"]
         with open(os.path.join(tdir, "done.json"), "w", encoding="utf-8") as f:
-            json.dump({"tuning_seconds": run.state.get("elapsed", time.time() - t0),
-                       "passes": run.state["pass"]}, f, indent=2)
+            json.dump({"tuning_seconds": seconds, "passes": passes,
+                       "params": self.tuned_params()}, f, indent=2)
 
     def sprt(self):
         c = self.config
-        tuned = self.path("tune", "params.txt")
+        tuned = self.tuned_params()
         engines = [selfplay.wasp_engine("wasp-tuned", tuned), selfplay.wasp_engine("wasp-default")]
         self.log(f"[sprt] wasp-tuned ({tuned}) against wasp-default, at most {c.sprt_games} "
                  f"games, SPRT elo0={c.elo0} elo1={c.elo1}")
@@ -184,7 +216,7 @@ class Loop:
         with open(self.path("tune", "done.json"), encoding="utf-8") as f:
             tuned_info = json.load(f)
         sc = Scorer(c.threads)
-        W0, W1 = P.default_weights(), P.load(self.path("tune", "params.txt"))
+        W0, W1 = P.default_weights(), P.load(self.tuned_params())
         E = {}
         for name in ("train", "valid"):
             ps = load(self.path("data", f"{name}.epd"), use_cache=False)

@@ -89,6 +89,59 @@ def test_quick_loop_run_again_reuses_every_stage(quick_loop):
     assert (loop_dir / "report.json").read_text() == before
 
 
+def test_then_binary_searches_the_nonlinear_weights_after_the_method(quick_loop, tmp_path):
+    """-then-binary: a second run, from the first run's result and K, over the named weights
+    only; the SPRT plays its parameters and the report measures them."""
+    import shutil
+
+    from datasets.loop import LoopConfig
+
+    src, _ = quick_loop
+    loop_dir = tmp_path / "nl"
+    loop_dir.mkdir()
+    for stage in ("games", "data"):
+        shutil.copytree(src / stage, loop_dir / stage)
+    config = LoopConfig.quick()
+    config.then_binary, config.then_passes = ["df_pawnless", "ks_shield"], 1
+    (loop_dir / "loop.json").write_text(json.dumps(config.__dict__))
+    out = _loop(loop_dir)
+    assert "[games] done: reused" in out and "[data] done: reused" in out
+    assert "then binary search over df_pawnless, ks_shield" in out
+    first = P.load(loop_dir / "tune" / "params.txt")
+    second = P.load(loop_dir / "tune" / "nonlinear" / "params.txt")
+    changed = {P.PARAMS[P.PARAM_OF[i]].name for i in (second != first).nonzero()[0]}
+    assert changed <= {"df_pawnless", "ks_shield"}
+    history = pd.read_csv(loop_dir / "tune" / "nonlinear" / "history.csv")
+    assert list(history["parameter"]) == ["ks_shield", "df_pawnless"]  # table order
+    k_first = json.loads((loop_dir / "tune" / "run.json").read_text())["k"]
+    assert json.loads((loop_dir / "tune" / "nonlinear" / "run.json").read_text())["k"] == k_first
+    config = json.loads((loop_dir / "sprt" / "match" / "config.json").read_text())
+    evalfile = config["engines"][0]["options"]["EvalFile"]
+    assert evalfile == str(loop_dir / "tune" / "nonlinear" / "params.txt")
+    rep = json.loads((loop_dir / "report.json").read_text())
+    assert rep["changed_weights"] == int((second != P.default_weights()).sum())
+    assert rep["passes"] >= 2
+
+
+def test_then_binary_glob_naming_nothing_fails_before_tuning(quick_loop, tmp_path):
+    import shutil
+
+    from datasets.loop import LoopConfig
+
+    src, _ = quick_loop
+    loop_dir = tmp_path / "bad"
+    loop_dir.mkdir()
+    shutil.copytree(src / "data", loop_dir / "data")
+    shutil.copytree(src / "games", loop_dir / "games")
+    config = LoopConfig.quick()
+    config.then_binary = ["ks_no_such_term"]
+    (loop_dir / "loop.json").write_text(json.dumps(config.__dict__))
+    r = subprocess.run([*LOOP, "-dir", str(loop_dir)], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode != 0 and "ks_no_such_term" in r.stderr
+    assert not (loop_dir / "tune").exists()
+
+
 def test_killed_loop_resumes_its_match_and_finishes(tmp_path):
     loop_dir = tmp_path / "k"
     proc = subprocess.Popen([*LOOP, "-dir", str(loop_dir), "-until", "data"],
