@@ -89,21 +89,30 @@ def test_quick_loop_run_again_reuses_every_stage(quick_loop):
     assert (loop_dir / "report.json").read_text() == before
 
 
-def test_then_binary_searches_the_nonlinear_weights_after_the_method(quick_loop, tmp_path):
-    """-then-binary: a second run, from the first run's result and K, over the named weights
-    only; the SPRT plays its parameters and the report measures them."""
+def _after_data(quick_loop, loop_dir, **settings):
+    """A new loop directory holding the quick loop's games and data stages, with the quick
+    settings changed by `settings` (so only the later stages run)."""
     import shutil
+    from dataclasses import asdict
 
     from datasets.loop import LoopConfig
 
     src, _ = quick_loop
-    loop_dir = tmp_path / "nl"
     loop_dir.mkdir()
     for stage in ("games", "data"):
         shutil.copytree(src / stage, loop_dir / stage)
     config = LoopConfig.quick()
-    config.then_binary, config.then_passes = ["df_pawnless", "ks_shield"], 1
-    (loop_dir / "loop.json").write_text(json.dumps(config.__dict__))
+    for name, value in settings.items():
+        setattr(config, name, value)
+    (loop_dir / "loop.json").write_text(json.dumps(asdict(config)))
+    return loop_dir
+
+
+def test_then_binary_searches_the_nonlinear_weights_after_the_method(quick_loop, tmp_path):
+    """-then-binary: a second run, from the first run's result and K, over the named weights
+    only; the SPRT plays its parameters and the report measures them."""
+    loop_dir = _after_data(quick_loop, tmp_path / "nl", then_binary=["df_pawnless", "ks_shield"],
+                           then_passes=1)
     out = _loop(loop_dir)
     assert "[games] done: reused" in out and "[data] done: reused" in out
     assert "then binary search over df_pawnless, ks_shield" in out
@@ -124,18 +133,7 @@ def test_then_binary_searches_the_nonlinear_weights_after_the_method(quick_loop,
 
 
 def test_then_binary_glob_naming_nothing_fails_before_tuning(quick_loop, tmp_path):
-    import shutil
-
-    from datasets.loop import LoopConfig
-
-    src, _ = quick_loop
-    loop_dir = tmp_path / "bad"
-    loop_dir.mkdir()
-    shutil.copytree(src / "data", loop_dir / "data")
-    shutil.copytree(src / "games", loop_dir / "games")
-    config = LoopConfig.quick()
-    config.then_binary = ["ks_no_such_term"]
-    (loop_dir / "loop.json").write_text(json.dumps(config.__dict__))
+    loop_dir = _after_data(quick_loop, tmp_path / "bad", then_binary=["ks_no_such_term"])
     r = subprocess.run([*LOOP, "-dir", str(loop_dir)], capture_output=True, text=True,
                        timeout=600)
     assert r.returncode != 0 and "ks_no_such_term" in r.stderr
