@@ -144,49 +144,49 @@ class Loop:
             return self.path("tune", "nonlinear", "params.txt")
         return self.path("tune", "params.txt")
 
+    def _tuner_run(self, rdir, make_config, started):
+        """Resume the tuner run in rdir, or create it (validation: the set's held-out games)
+        from make_config() and log `started`; then tune it to the end."""
+        if os.path.exists(os.path.join(rdir, "state.json")):
+            run = SplitRun.open(rdir, threads=self.config.threads)
+            self.log(f"[tune] resuming {run}")
+        else:
+            run = SplitRun.create_split(rdir, make_config(), [self.path("data", "valid.epd")])
+            self.log(started)
+        run.tune(progress=not self.quiet_matches, log=self.log)
+        return run
+
     def tune(self):
         from tuner.methods import select_weights
         from tuner.run import RunConfig
 
         c = self.config
         tdir = self.path("tune")
+        train = [self.path("data", "train.epd")]
         t0 = time.time()
         if c.then_binary:
             select_weights(c.then_binary)  # a glob naming nothing fails before the first run
-        if os.path.exists(os.path.join(tdir, "state.json")):
-            run = SplitRun.open(tdir, threads=c.threads)
-            self.log(f"[tune] resuming {run}")
-        else:
-            rc = RunConfig(data=[self.path("data", "train.epd")], method=c.method,
-                           params=list(c.params), threads=c.threads, seed=c.seed,
-                           max_passes=c.max_passes, partial=c.partial,
-                           skip_plies=c.skip_plies, reg=c.reg, lr=c.lr,
-                           min_count=c.min_count)
-            run = SplitRun.create_split(tdir, rc, [self.path("data", "valid.epd")])
-            self.log(f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}"
-                     f", at most {c.max_passes} passes, in {tdir}")
-        run.tune(progress=not self.quiet_matches, log=self.log)
+        run = self._tuner_run(
+            tdir, lambda: RunConfig(data=train, method=c.method, params=list(c.params),
+                                    threads=c.threads, seed=c.seed, max_passes=c.max_passes,
+                                    partial=c.partial, skip_plies=c.skip_plies, reg=c.reg,
+                                    lr=c.lr, min_count=c.min_count),
+            f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}, at most "
+            f"{c.max_passes} passes, in {tdir}")
         seconds, passes = run.state.get("elapsed", time.time() - t0), run.state["pass"]
         if c.then_binary:
             ndir = os.path.join(tdir, "nonlinear")
-            if os.path.exists(os.path.join(ndir, "state.json")):
-                second = SplitRun.open(ndir, threads=c.threads)
-                self.log(f"[tune] resuming {second}")
-            else:
-                rc = RunConfig(data=[self.path("data", "train.epd")], method="binary",
-                               params=list(c.then_binary), threads=c.threads, seed=c.seed,
-                               max_passes=c.then_passes, skip_plies=c.skip_plies,
-                               init=os.path.join(tdir, "params.txt"), k=run.K)
-                second = SplitRun.create_split(ndir, rc, [self.path("data", "valid.epd")])
-                self.log(f"[tune] then binary search over {', '.join(c.then_binary)} from "
-                         f"{tdir}/params.txt (K {run.K:.4f}), at most {c.then_passes} passes, "
-                         f"in {ndir}")
-            second.tune(progress=not self.quiet_matches, log=self.log)
+            second = self._tuner_run(
+                ndir, lambda: RunConfig(data=train, method="binary", params=list(c.then_binary),
+                                        threads=c.threads, seed=c.seed,
+                                        max_passes=c.then_passes, skip_plies=c.skip_plies,
+                                        init=os.path.join(tdir, "params.txt"), k=run.K),
+                f"[tune] then binary search over {', '.join(c.then_binary)} from "
+                f"{tdir}/params.txt (K {run.K:.4f}), at most {c.then_passes} passes, in {ndir}")
             seconds += second.state.get("elapsed", 0.0)
             passes += second.state["pass"]
         with open(os.path.join(tdir, "done.json"), "w", encoding="utf-8") as f:
-            json.dump({"tuning_seconds": seconds, "passes": passes,
-                       "params": self.tuned_params()}, f, indent=2)
+            json.dump({"tuning_seconds": seconds, "passes": passes}, f, indent=2)
 
     def sprt(self):
         c = self.config

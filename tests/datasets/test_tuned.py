@@ -31,8 +31,5 @@ def test_engine_loads_the_tuned_file_over_uci():
         e.send("position startpos moves e2e4")
         e.send("go depth 6")
         e.wait_for("bestmove", 120)
-        e.send("quit")
-        e.p.wait(timeout=30)
     finally:
-        if e.p.poll() is None:
-            e.p.kill()
+        e.close()
