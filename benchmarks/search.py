@@ -44,7 +44,7 @@ def ebf(depth):
     """Geometric mean over the bench positions of nodes(d) / nodes(d-1), last 3 iterations."""
     from wasp.benchmark import BENCH_FENS
     from wasp.board import Position
-    from wasp.search import Limits, Searcher
+    from wasp.driver import Limits, Searcher
 
     s = Searcher(16)
     logs = []
@@ -61,7 +61,7 @@ def ebf(depth):
 def wac(every, time_ms):
     from wasp.board import Position
     from wasp.epd import read_suite
-    from wasp.search import Limits, Searcher
+    from wasp.driver import Limits, Searcher
 
     records = read_suite(WAC)[::every]
     s = Searcher(64)

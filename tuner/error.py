@@ -19,6 +19,7 @@ from tuner.qsearch import BUF_WIDTH, QPLY, resolve
 from wasp.bitboards import tables
 from wasp.evaluate import clear_caches, evaluate, new_eval_cache
 from wasp.position import State, new_state
+from wasp.searchparams import default_search_params
 from wasp.types import N_INFO, ST_SIDE
 
 CHUNK = 4096
@@ -26,7 +27,7 @@ MODE_LEAF, MODE_QSEARCH = 0, 1
 
 
 @njit(cache=True, parallel=True)
-def _scores_kernel(T, W, rows, mode, Es, bbs, sts, infos, bufs, scores, leaves):
+def _scores_kernel(T, W, P, rows, mode, Es, bbs, sts, infos, bufs, scores, leaves):
     n = rows.shape[0]
     nw = Es.shape[0]
     n_chunks = (n + CHUNK - 1) // CHUNK
@@ -44,7 +45,7 @@ def _scores_kernel(T, W, rows, mode, Es, bbs, sts, infos, bufs, scores, leaves):
                     scores[j] = v if S.st[ST_SIDE] == 0 else -v
                 else:
                     unpack_row(T, S, rows, np.int64(j), True)
-                    scores[j] = resolve(T, S, W, E, info, buf, leaves, np.int64(j))
+                    scores[j] = resolve(T, S, W, P, E, info, buf, leaves, np.int64(j))
 
 
 @njit(cache=True, parallel=True)
@@ -104,9 +105,14 @@ class Scorer:
     >>> E = error(sc.leaf_scores(W, leaves), ps.results, K)
     """
 
-    def __init__(self, threads=None):
+    def __init__(self, threads=None, search_params=None):
         self.threads = set_threads(threads)
         self.T = tables()
+        # The quiescence search's delta margin and exchange values: the engine's own
+        # search parameters (wasp.searchparams), its defaults unless given.
+        self.P = np.ascontiguousarray(
+            default_search_params() if search_params is None else search_params,
+            dtype=np.int64)
         proto = new_eval_cache()
         self.Es = np.tile(proto, (self.threads, 1))
         S = new_state()
@@ -125,7 +131,7 @@ class Scorer:
         rows = np.ascontiguousarray(rows, dtype=np.uint8).reshape(-1, ROW_WIDTH)
         scores = np.zeros(len(rows), dtype=np.int64)
         if len(rows):
-            _scores_kernel(self.T, W, rows, np.int64(mode), self.Es, self.bbs, self.sts,
+            _scores_kernel(self.T, W, self.P, rows, np.int64(mode), self.Es, self.bbs, self.sts,
                            self.infos, self.bufs, scores, leaves)
         return scores
 

@@ -1,11 +1,13 @@
 """The tuner's quiescence search: captures and promotions, stand pat, alpha-beta, MVV-LVA order.
 
-Delta pruning skips a capture that cannot reach alpha even with the captured piece's value
-plus `DELTA_MARGIN`. No transposition table and no check detection (a position in check still
-stands pat), as in Texel's method. Besides the score it keeps the principal variation, so the
-position the score comes from (the leaf) can be rebuilt: the error of another parameter vector
-can then be taken from leaf evaluations alone. By construction the leaf's static evaluation
-equals the quiescence score (same side's view).
+Delta pruning skips a capture that cannot reach alpha even with the captured piece's exchange
+value plus the delta margin: both are the engine search's own parameters (`wasp.searchparams`:
+DeltaMargin, SeePawn..SeeQueen), read from the vector `P` the caller passes. No transposition
+table and no check detection (a position in check still stands pat), as in Texel's method.
+Besides the score it keeps the principal variation, so the position the score comes from (the
+leaf) can be rebuilt: the error of another parameter vector can then be taken from leaf
+evaluations alone. By construction the leaf's static evaluation equals the quiescence score
+(same side's view).
 
 Buffers: `buf` int32 [QPLY, BUF_WIDTH], one row per ply: the moves, their order keys, the
 principal variation from that ply and its length.
@@ -17,8 +19,9 @@ from numba import njit
 from tuner.kernels import pack_state
 from wasp.evaluate import evaluate
 from wasp.movegen import generate
-from wasp.params import PAWN_VALUE_EG
 from wasp.position import make_move, unmake_move
+from wasp.searchparams import P_DELTA_MARGIN
+from wasp.see import see_value
 from wasp.types import (
     EMPTY,
     FLAG_EP,
@@ -29,6 +32,7 @@ from wasp.types import (
     MOVE_PROMO_MASK,
     MOVE_PROMO_SHIFT,
     MOVE_TO_SHIFT,
+    PAWN,
     ST_SIDE,
 )
 
@@ -39,7 +43,6 @@ B_PV = 2 * MAX_MOVES
 B_PVLEN = B_PV + QPLY
 BUF_WIDTH = B_PVLEN + 1
 INF = 1 << 20
-DELTA_MARGIN = 200  # centipawns above the captured piece's endgame value
 
 # MVV-LVA: victim value * 8 - attacker type; a promotion counts its new piece as a victim too.
 _VICTIM = np.array([1, 3, 3, 5, 9, 0, 0], dtype=np.int64)
@@ -66,7 +69,7 @@ def _order_key(S, m):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def qsearch(T, S, W, E, info, buf, alpha, beta, ply):
+def qsearch(T, S, W, P, E, info, buf, alpha, beta, ply):
     """Fail-soft quiescence score from the side to move's view; buf[ply] gets the PV.
 
     Call with int64 alpha, beta and ply (np.int64(0) at the root), never literals.
@@ -98,11 +101,11 @@ def qsearch(T, S, W, E, info, buf, alpha, beta, ply):
         # delta pruning: a capture that cannot lift the score to alpha even with a margin
         if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK == 0:
             victim = S.st[MAILBOX + ((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)]
-            gain = W[PAWN_VALUE_EG] if victim == EMPTY else W[PAWN_VALUE_EG + 2 * (victim % 6)]
-            if best + gain + DELTA_MARGIN <= alpha:
+            gain = see_value(P, 0, PAWN if victim == EMPTY else victim % 6)
+            if best + gain + P[P_DELTA_MARGIN] <= alpha:
                 continue
         make_move(T, S, m)
-        score = -qsearch(T, S, W, E, info, buf, -beta, -alpha, ply + 1)
+        score = -qsearch(T, S, W, P, E, info, buf, -beta, -alpha, ply + 1)
         unmake_move(T, S)
         if score > best:
             best = score
@@ -120,12 +123,12 @@ def qsearch(T, S, W, E, info, buf, alpha, beta, ply):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def resolve(T, S, W, E, info, buf, leaves, j):
+def resolve(T, S, W, P, E, info, buf, leaves, j):
     """Quiescence score of S (white's view); the leaf is packed into leaves[j].
 
     S is left unchanged.
     """
-    score = qsearch(T, S, W, E, info, buf, np.int64(-INF), np.int64(INF), np.int64(0))
+    score = qsearch(T, S, W, P, E, info, buf, np.int64(-INF), np.int64(INF), np.int64(0))
     row = buf[0]
     n = row[B_PVLEN]
     for q in range(n):

@@ -48,8 +48,8 @@ BENCH_FENS = (
 def bench(depth=None, hash_mb: int = 16, verbose: bool = True) -> int:
     """Search every bench position to `depth` (default BENCH_DEPTH); print the signature."""
     from wasp.board import Position
+    from wasp.driver import Limits, Searcher
     from wasp.evaluate import E_EVAL, EC_WIDTH, PAWN_ENTRIES, cache_stats
-    from wasp.search import Limits, Searcher
     from wasp.warmup import warmup
 
     depth = BENCH_DEPTH if depth is None else max(1, int(depth))

@@ -70,7 +70,7 @@ def run_suite(path, time_ms=None, depth=None, hash_mb: int = 64, quiet: bool = F
     """Search each position (time_ms per position, or to depth; default 1000 ms) and print
     the result and the final `solved S/T`. Returns 0."""
     from wasp.board import Position
-    from wasp.search import Limits, Searcher
+    from wasp.driver import Limits, Searcher
     from wasp.warmup import warmup
 
     records = read_suite(path)

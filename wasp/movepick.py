@@ -8,6 +8,18 @@ countermove, quiets with a good history score, bad captures, the rest.
 from numba import njit
 
 from wasp.bitboards import U64
+from wasp.searchparams import (
+    N_SEARCH_PARAMS,
+    P_HISTORY_MAX,
+    P_ORDER_BAD_CAPTURE,
+    P_ORDER_COUNTER,
+    P_ORDER_GOOD_CAPTURE,
+    P_ORDER_GOOD_HISTORY,
+    P_ORDER_HASH,
+    P_ORDER_KILLER,
+    P_ORDER_QUEEN_PROMO,
+    P_ORDER_UNDER_PROMO,
+)
 from wasp.see import captured_type, see_ge0
 from wasp.types import (
     MAILBOX,
@@ -42,7 +54,8 @@ SD_QNODES = 42
 SD_ROOT_BEST = 43  # best root move of the iteration so far (0 = none)
 SD_ROOT_PLY = 44  # ST_PLY at the root (the history index where the search starts)
 SD_INFO = 48  # [8] the evaluation's info array
-SD_KILLERS = 64  # [MAX_PLY * 3]
+SD_PARAMS = 64  # [N_SEARCH_PARAMS] the search parameters (wasp.searchparams, P_* indices)
+SD_KILLERS = 128  # [MAX_PLY * 3]
 SD_COUNTER = SD_KILLERS + MAX_PLY * 3  # [piece * 64 + to of the previous move]
 SD_HISTORY = SD_COUNTER + 12 * 64  # [piece * 64 + to]
 SD_PVLEN = SD_HISTORY + 12 * 64  # [ply]
@@ -83,16 +96,9 @@ FLAG_NAMES = (
     "Countermove", "History", "QSearchSEE", "DeltaPruning", "MateDistance",
 )
 
-# Ordering score bands.
-S_HASH = 10_000_000
-S_GOOD_CAPTURE = 5_000_000
-S_QUEEN_PROMO = 4_500_000
-S_KILLER = 4_000_000
-S_COUNTER = 3_900_000
-S_GOOD_HISTORY = 2_000_000
-S_BAD_CAPTURE = 1_000_000
-S_UNDERPROMO = -3_000_000
-HISTORY_MAX = 900_000
+assert N_SEARCH_PARAMS <= SD_KILLERS - SD_PARAMS
+# The ordering score bands and the history limit are search parameters (OrderHash, ...,
+# HistoryMax), read from SD[SD_PARAMS + P_*].
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -117,32 +123,32 @@ def counter_index(S):
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _order_score(T, S, m, hash_move, noisy_only, k0, k1, k2, use_killers, counter, use_history,
                  SD):
-    """The ordering score of one move (the S_* bands)."""
+    """The ordering score of one move (the Order* bands of the search parameters)."""
     if m == hash_move:
-        return S_HASH
+        return SD[SD_PARAMS + P_ORDER_HASH]
     victim = captured_type(S, m)
     promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
     if victim >= 0 or promo == QUEEN:
         attacker = S.st[MAILBOX + (m & MOVE_FROM_MASK)] % 6
         mvv_lva = 64 * (victim + 1) + 8 * promo - attacker
         if promo == QUEEN and victim < 0:
-            return S_QUEEN_PROMO
-        if noisy_only or see_ge0(T, S, m):
-            return S_GOOD_CAPTURE + mvv_lva
-        return S_BAD_CAPTURE + mvv_lva
+            return SD[SD_PARAMS + P_ORDER_QUEEN_PROMO]
+        if noisy_only or see_ge0(T, S, m, SD, SD_PARAMS):
+            return SD[SD_PARAMS + P_ORDER_GOOD_CAPTURE] + mvv_lva
+        return SD[SD_PARAMS + P_ORDER_BAD_CAPTURE] + mvv_lva
     if promo:
-        return S_UNDERPROMO + promo
+        return SD[SD_PARAMS + P_ORDER_UNDER_PROMO] + promo
     if use_killers:
         if m == k0:
-            return S_KILLER + 3
+            return SD[SD_PARAMS + P_ORDER_KILLER] + 3
         if m == k1:
-            return S_KILLER + 2
+            return SD[SD_PARAMS + P_ORDER_KILLER] + 2
         if m == k2:
-            return S_KILLER + 1
+            return SD[SD_PARAMS + P_ORDER_KILLER] + 1
     if m == counter:
-        return S_COUNTER
+        return SD[SD_PARAMS + P_ORDER_COUNTER]
     h = SD[SD_HISTORY + move_piece_to(S, m)] if use_history else 0
-    return S_GOOD_HISTORY + h if h > 0 else h
+    return SD[SD_PARAMS + P_ORDER_GOOD_HISTORY] + h if h > 0 else h
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -203,7 +209,7 @@ def update_quiet_stats(S, SD, ply, m, depth_plies):
         SD[SD_COUNTER + ci] = m
     idx = SD_HISTORY + move_piece_to(S, m)
     SD[idx] += depth_plies * depth_plies
-    if SD[idx] > HISTORY_MAX:
+    if SD[idx] > SD[SD_PARAMS + P_HISTORY_MAX]:
         for j in range(12 * 64):
             SD[SD_HISTORY + j] //= 2
 
@@ -213,6 +219,6 @@ def penalise_quiet(S, SD, m, depth_plies):
     """A quiet move searched before the cutoff move: lower its history."""
     idx = SD_HISTORY + move_piece_to(S, m)
     SD[idx] -= depth_plies * depth_plies
-    if SD[idx] < -HISTORY_MAX:
-        SD[idx] = -HISTORY_MAX
+    if SD[idx] < -SD[SD_PARAMS + P_HISTORY_MAX]:
+        SD[idx] = -SD[SD_PARAMS + P_HISTORY_MAX]
 

@@ -88,7 +88,7 @@ class TerminalGame:
     @property
     def searcher(self):
         if self._searcher is None:
-            from wasp.search import Searcher
+            from wasp.driver import Searcher
 
             self._searcher = Searcher()
         return self._searcher
@@ -98,7 +98,7 @@ class TerminalGame:
             choice = self.book.choose(self.position, self.rng)
             if choice:
                 return self.position.parse_uci(choice)
-        from wasp.search import Limits
+        from wasp.driver import Limits
 
         result = self.searcher.search(self.position, Limits(movetime=int(seconds * 1000)))
         return self.position.parse_uci(result.best)

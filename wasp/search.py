@@ -1,15 +1,12 @@
-"""The Wasp 1.02 search: alpha-beta with PVS, quiescence, a transposition table and Wasp's
-selectivity (razoring, early stand-pat, null move, late-move pruning, LMR), plus Mizar's
-countermove. Kernels are numba (nogil); iterative deepening runs in Python (`Searcher`) so
-`info` lines print between iterations and a timer thread can stop the search through SD.
+"""The Wasp 1.02 search kernels: alpha-beta with PVS, quiescence, a transposition table and
+Wasp's selectivity (razoring, early stand-pat, null move, late-move pruning, LMR), plus Mizar's
+countermove. Kernels only (numba, nogil): iterative deepening, aspiration windows, MultiPV and
+the clock are the engine layer's (`wasp.driver`), which calls `root_search` once per iteration.
 
 Depths are in eighths of a ply (ONE_PLY = 8) so that Wasp's 1/8-ply extensions fit.
-Every technique is a numbered step below and can be switched off through SD[SD_FLAGS + F_*].
+Every technique is a numbered step below and can be switched off through SD[SD_FLAGS + F_*];
+every number it uses is a search parameter (`wasp.searchparams`) read from SD[SD_PARAMS + P_*].
 """
-
-import threading
-import time
-from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -25,19 +22,14 @@ from wasp.bitboards import (
     lsb,
     rook_attacks,
 )
-from wasp.board import move_to_uci
 
 # The evaluation: this one line chooses it (same interface in wasp.evaluate).
 from wasp.evaluate import (
-    clear_eval_cache,
-    default_weights,
     eval_prefetch,
     evaluate,
-    new_eval_cache,
 )
 from wasp.movegen import generate
 from wasp.movepick import (
-    F_ASPIRATION,
     F_CHECK_EXT,
     F_DELTA,
     F_FRACTIONAL_EXT,
@@ -53,20 +45,15 @@ from wasp.movepick import (
     F_RAZORING,
     F_STAND_PAT,
     F_TT_CUTOFF,
-    FLAG_NAMES,
-    N_FLAGS,
-    N_TECHNIQUES,
     SD_AGE,
-    SD_COUNTER,
     SD_CURRMOVE,
     SD_CURRMOVENUM,
     SD_FLAGS,
-    SD_HISTORY,
     SD_INFO,
-    SD_KILLERS,
     SD_NO_NULL,
     SD_NODE_LIMIT,
     SD_NODES,
+    SD_PARAMS,
     SD_PV,
     SD_PVLEN,
     SD_QNODES,
@@ -76,9 +63,7 @@ from wasp.movepick import (
     SD_ROOT_NODES,
     SD_ROOT_SCORE,
     SD_ROOT_SKIP,
-    SD_SCORES,
     SD_SELDEPTH,
-    SD_SIZE,
     SD_STOP,
     SD_TT_HITS,
     SD_TT_PROBES,
@@ -89,7 +74,6 @@ from wasp.movepick import (
 )
 from wasp.position import (
     check_squares,
-    copy_state,
     current_key,
     gives_check,
     gives_check_fast,
@@ -101,7 +85,36 @@ from wasp.position import (
     unmake_move,
     unmake_null,
 )
-from wasp.see import SEE_VALUE, captured_type, see_ge0
+from wasp.searchparams import (
+    P_CAPTURE_EXT,
+    P_CHECK_EXT,
+    P_DELTA_MARGIN,
+    P_FRACTIONAL_PLIES,
+    P_IID_R,
+    P_IID_R_PV,
+    P_LMP_BASE,
+    P_LMP_DEPTH,
+    P_LMP_MOVE_COST,
+    P_LMP_MOVES,
+    P_LMR_DEPTH,
+    P_LMR_LATE_MOVES,
+    P_LMR_LATE_REDUCTION,
+    P_LMR_MOVES,
+    P_LMR_REDUCTION,
+    P_NULL_DEPTH,
+    P_NULL_R,
+    P_NULL_VERIFY_DEPTH,
+    P_NULL_VERIFY_R,
+    P_PAWN7_DEPTH,
+    P_PAWN7_EXT,
+    P_PV_EXT,
+    P_RAZOR_MARGIN_1,
+    P_RAZOR_MARGIN_2,
+    P_STAND_PAT_DEPTH,
+    P_STAND_PAT_HUNG,
+    P_STAND_PAT_MARGIN,
+)
+from wasp.see import captured_type, see_ge0, see_value
 from wasp.tt import (
     BOUND_EXACT,
     BOUND_LOWER,
@@ -112,8 +125,6 @@ from wasp.tt import (
     data_eval,
     data_move,
     data_score,
-    new_table,
-    tt_hashfull,
     tt_prefetch,
     tt_probe,
     tt_store,
@@ -129,7 +140,6 @@ from wasp.types import (
     KING,
     KNIGHT,
     MAILBOX,
-    MAX_MOVES,
     MAX_PLY,
     MOVE_FROM_MASK,
     MOVE_PROMO_MASK,
@@ -155,10 +165,6 @@ MATE = 32000
 MATE_BOUND = MATE - 2 * MAX_PLY  # |score| beyond this is a mate in some number of plies
 INF = 32500
 NODE_PV, NODE_CUT, NODE_ALL = 0, 1, 2
-RAZOR_MARGIN_1, RAZOR_MARGIN_2 = 175, 250
-DELTA_MARGIN = 200
-FRACTIONAL_PLIES = 10  # captures and PV nodes get 1/8 ply in the first plies from the root
-EVAL_CACHE_ENTRIES = 1 << 18  # the search's evaluation cache: 4 MB
 
 
 # ---------------------------------------------------------------------------
@@ -222,8 +228,20 @@ def _copy_pv(SD, ply, m):
     SD[SD_PVLEN + ply] = end if end > ply + 1 else ply + 1
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _fractional(SD, ext, capture, pv_node):
+    """A move's extension `ext` (check or pawn to the 7th) plus the fractional ones for a
+    capture and at a PV node, capped at one ply, or at `ext` when that is more."""
+    cap = ext if ext > ONE_PLY else ONE_PLY
+    if capture:
+        ext += SD[SD_PARAMS + P_CAPTURE_EXT]
+    if pv_node:
+        ext += SD[SD_PARAMS + P_PV_EXT]
+    return ext if ext < cap else cap
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def _is_tactical_quiet(T, S, m):
+def _is_tactical_quiet(T, S, SD, m):
     """Wasp's exclusions from pruning and reduction, for a quiet move: a safe pawn push to the
     6th rank or beyond, a safe attack on a bigger piece, a safe attack next to the enemy king."""
     bb = S.bb
@@ -237,7 +255,7 @@ def _is_tactical_quiet(T, S, m):
     if pt == PAWN:
         rank = (to >> 3) if us == WHITE else 7 - (to >> 3)
         if rank >= 5:
-            return see_ge0(T, S, m)
+            return see_ge0(T, S, m, SD, SD_PARAMS)
     occ = (bb[OCC_ALL] ^ (ONE << U64(frm))) | (ONE << U64(to))
     if pt == PAWN:
         att = T[T_PAWN + 64 * us + to]
@@ -259,7 +277,7 @@ def _is_tactical_quiet(T, S, m):
         bigger = bb[o + QUEEN]
     near_king = T[T_KING + lsb(bb[6 * them + KING])]
     if (att & bigger) or (att & near_king & ~bb[OCC_WHITE + us]):
-        return see_ge0(T, S, m)
+        return see_ge0(T, S, m, SD, SD_PARAMS)
     return False
 
 
@@ -336,13 +354,13 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
             # Step Q3. Delta pruning: even winning the piece cannot lift the score to alpha.
             if SD[SD_FLAGS + F_DELTA] != 0:
                 victim = captured_type(S, m)
-                gain = SEE_VALUE[victim] if victim >= 0 else 0
+                gain = see_value(SD, SD_PARAMS, victim) if victim >= 0 else 0
                 if promo == QUEEN:
-                    gain += SEE_VALUE[QUEEN] - SEE_VALUE[PAWN]
-                if stand + gain + DELTA_MARGIN <= alpha:
+                    gain += see_value(SD, SD_PARAMS, QUEEN) - see_value(SD, SD_PARAMS, PAWN)
+                if stand + gain + SD[SD_PARAMS + P_DELTA_MARGIN] <= alpha:
                     continue
             # Step Q4. SEE pruning: losing captures are not searched.
-            if SD[SD_FLAGS + F_QS_SEE] != 0 and not see_ge0(T, S, m):
+            if SD[SD_FLAGS + F_QS_SEE] != 0 and not see_ge0(T, S, m, SD, SD_PARAMS):
                 continue
         make_move(T, S, m)
         _prefetch(S, E, TT)
@@ -439,28 +457,33 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
     # captures confirm it, so the node fails low.
     if (SD[SD_FLAGS + F_RAZORING] != 0 and node == NODE_ALL and not checked and d_plies <= 2
             and alpha > -MATE_BOUND):
-        margin = RAZOR_MARGIN_1 if d_plies <= 1 else RAZOR_MARGIN_2
+        margin = SD[SD_PARAMS + (P_RAZOR_MARGIN_1 if d_plies <= 1 else P_RAZOR_MARGIN_2)]
         if ev <= alpha - margin:
             q = _qsearch(T, S, W, E, TT, SD, MB, alpha, alpha + 1, ply, np.int64(0))
             if q <= alpha:
                 return q
 
-    # Step 7. Early stand-pat (beta) pruning at expected CUT nodes: far enough above beta,
-    # with no threat the static score misses, the node fails high.
-    if (SD[SD_FLAGS + F_STAND_PAT] != 0 and node == NODE_CUT and not checked and d_plies <= 4
+    # Step 7. Early stand-pat (beta) pruning at expected CUT nodes: far enough above beta
+    # (a margin per ply, and at least a share of the hung material), with no threat the
+    # static score misses, the node fails high.
+    if (SD[SD_FLAGS + F_STAND_PAT] != 0 and node == NODE_CUT and not checked
+            and d_plies <= SD[SD_PARAMS + P_STAND_PAT_DEPTH]
             and threat == 0 and pawn_ending == 0 and beta < MATE_BOUND):
-        margin = max(hung // 2, 50 * d_plies)
+        margin = max(hung * SD[SD_PARAMS + P_STAND_PAT_HUNG] // 100,
+                     SD[SD_PARAMS + P_STAND_PAT_MARGIN] * d_plies)
         if ev >= beta + margin:
             return ev
 
     # Step 8. Null move (R=3) at expected CUT nodes, verified by a search reduced by 4 plies
     # at depth >= 5 (zugzwang insurance; pawn endings are skipped altogether).
-    if (SD[SD_FLAGS + F_NULL_MOVE] != 0 and node == NODE_CUT and not checked and d_plies >= 3
+    if (SD[SD_FLAGS + F_NULL_MOVE] != 0 and node == NODE_CUT and not checked
+            and d_plies >= SD[SD_PARAMS + P_NULL_DEPTH]
             and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0
             and beta < MATE_BOUND and S.st[UNDO + (S.st[ST_PLY] - 1) * N_UNDO + UNDO_MOVE] != 0):
         make_null(T, S)
         _prefetch(S, E, TT)
-        v = -_search(T, S, W, E, TT, SD, MB, -beta, -beta + 1, depth - 4 * ONE_PLY, ply + 1,
+        v = -_search(T, S, W, E, TT, SD, MB, -beta, -beta + 1,
+                     depth - (1 + SD[SD_PARAMS + P_NULL_R]) * ONE_PLY, ply + 1,
                      np.int64(NODE_ALL), np.int64(0))
         unmake_null(T, S)
         if SD[SD_STOP] != 0:
@@ -468,10 +491,11 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
         if v >= beta:
             if v >= MATE_BOUND:
                 v = beta
-            if SD[SD_FLAGS + F_NULL_VERIFY] == 0 or d_plies < 5:
+            if SD[SD_FLAGS + F_NULL_VERIFY] == 0 or d_plies < SD[SD_PARAMS + P_NULL_VERIFY_DEPTH]:
                 return v
             SD[SD_NO_NULL + ply] = 1
-            v2 = _search(T, S, W, E, TT, SD, MB, beta - 1, beta, depth - 4 * ONE_PLY, ply,
+            v2 = _search(T, S, W, E, TT, SD, MB, beta - 1, beta,
+                         depth - SD[SD_PARAMS + P_NULL_VERIFY_R] * ONE_PLY, ply,
                          np.int64(NODE_CUT), np.int64(0))
             SD[SD_NO_NULL + ply] = 0
             if SD[SD_STOP] != 0:
@@ -481,7 +505,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
 
     # Step 9. Internal iterative deepening when there is no hash move (R=3 PV, R=4 others).
     if SD[SD_FLAGS + F_IID] != 0 and hash_move == 0:
-        r = 3 if pv_node else 4
+        r = SD[SD_PARAMS + (P_IID_R_PV if pv_node else P_IID_R)]
         if d_plies > r:
             _search(T, S, W, E, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node,
                     np.int64(1) if checked else np.int64(0))
@@ -522,42 +546,43 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
             check = gives_check_fast(T, S, m, cs_p, cs_n, cs_b, cs_r, cs_disc, cs_k)
 
         # Step 11. Extensions: check +1 ply; pawn to the 7th near the horizon +1 ply;
-        # captures and PV nodes +1/8 ply in the first plies from the root.
+        # captures and PV nodes +1/8 ply in the first plies from the root (never past one
+        # ply in all, or past the full extension when that is more).
         ext = 0
         to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
         if check and SD[SD_FLAGS + F_CHECK_EXT] != 0:
-            ext = ONE_PLY
-        elif (SD[SD_FLAGS + F_PAWN7_EXT] != 0 and d_plies <= 4
+            ext = SD[SD_PARAMS + P_CHECK_EXT]
+        elif (SD[SD_FLAGS + F_PAWN7_EXT] != 0 and d_plies <= SD[SD_PARAMS + P_PAWN7_DEPTH]
               and S.st[MAILBOX + (m & MOVE_FROM_MASK)] == 6 * us + PAWN
               and ((to >> 3) == 6 if us == WHITE else (to >> 3) == 1)):
-            ext = ONE_PLY
-        if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and ply < FRACTIONAL_PLIES:
-            if capture:
-                ext += 1
-            if pv_node:
-                ext += 1
-        if ext > ONE_PLY:
-            ext = ONE_PLY
+            ext = SD[SD_PARAMS + P_PAWN7_EXT]
+        if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and ply < SD[SD_PARAMS + P_FRACTIONAL_PLIES]:
+            ext = _fractional(SD, ext, capture, pv_node)
         new_depth = depth - ONE_PLY + ext
 
         # Step 12. Late-move / futility pruning at non-PV nodes: a late quiet move that
         # cannot be tactical, with the score well below alpha.
         tactical = -1
-        if (SD[SD_FLAGS + F_FUTILITY] != 0 and not pv_node and not checked and d_plies <= 4
-                and searched >= 3 and not check and quiet and best > -MATE_BOUND):
-            if ev <= alpha - (128 * d_plies - 32 * searched):
-                tactical = 1 if _is_tactical_quiet(T, S, m) else 0
+        if (SD[SD_FLAGS + F_FUTILITY] != 0 and not pv_node and not checked
+                and d_plies <= SD[SD_PARAMS + P_LMP_DEPTH]
+                and searched >= SD[SD_PARAMS + P_LMP_MOVES] and not check and quiet
+                and best > -MATE_BOUND):
+            if ev <= alpha - (SD[SD_PARAMS + P_LMP_BASE] * d_plies
+                              - SD[SD_PARAMS + P_LMP_MOVE_COST] * searched):
+                tactical = 1 if _is_tactical_quiet(T, S, SD, m) else 0
                 if tactical == 0:
                     continue
 
         # Step 13. Late move reduction: 1 ply at PV nodes and for moves 4..6, else 2 plies.
         r = 0
-        if (SD[SD_FLAGS + F_LMR] != 0 and d_plies >= 4 and searched >= 3 and not checked
+        if (SD[SD_FLAGS + F_LMR] != 0 and d_plies >= SD[SD_PARAMS + P_LMR_DEPTH]
+                and searched >= SD[SD_PARAMS + P_LMR_MOVES] and not checked
                 and not check and quiet):
             if tactical < 0:
-                tactical = 1 if _is_tactical_quiet(T, S, m) else 0
+                tactical = 1 if _is_tactical_quiet(T, S, SD, m) else 0
             if tactical == 0:
-                r = ONE_PLY if (pv_node or searched <= 6) else 2 * ONE_PLY
+                late = not pv_node and searched > SD[SD_PARAMS + P_LMR_LATE_MOVES]
+                r = SD[SD_PARAMS + (P_LMR_LATE_REDUCTION if late else P_LMR_REDUCTION)]
 
         # Step 14. Principal variation search (null window after the first move), with
         # re-searches when a reduced or null-window search beats alpha.
@@ -638,11 +663,9 @@ def root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth):
         nodes0 = SD[SD_NODES]
         ext = 0
         if SD[SD_FLAGS + F_CHECK_EXT] != 0 and gives_check(T, S, m):
-            ext = ONE_PLY
-        if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0:
-            ext += 1 + (1 if captured_type(S, m) >= 0 else 0)
-        if ext > ONE_PLY:
-            ext = ONE_PLY
+            ext = SD[SD_PARAMS + P_CHECK_EXT]
+        if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and SD[SD_PARAMS + P_FRACTIONAL_PLIES] > 0:
+            ext = _fractional(SD, ext, captured_type(S, m) >= 0, True)
         new_depth = depth - ONE_PLY + ext
         make_move(T, S, m)
         if searched == 0 or SD[SD_FLAGS + F_PVS] == 0:
@@ -711,317 +734,3 @@ def hash_reply(T, S, TT, MB, m):
 def qsearch_root(T, S, W, E, TT, SD, MB, alpha, beta):
     """Quiescence score of the position (for tests and the tuner)."""
     return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, np.int64(0), np.int64(-1))
-
-
-# ---------------------------------------------------------------------------
-# The Python driver: iterative deepening, aspiration windows, MultiPV, time checks.
-
-
-@dataclass
-class Limits:
-    """What `go` asked for (times in milliseconds)."""
-
-    depth: int | None = None
-    nodes: int | None = None
-    movetime: int | None = None
-    mate: int | None = None
-    infinite: bool = False
-    ponder: bool = False
-    searchmoves: list[str] = field(default_factory=list)
-    soft_ms: float | None = None  # do not start an iteration after this
-    hard_ms: float | None = None  # stop the search here
-    # time.monotonic() when the move's clock started (the GUI's command arrived): soft_ms,
-    # hard_ms and movetime count from here; None: from the search's own start
-    start: float | None = None
-
-
-@dataclass
-class Line:
-    depth: int
-    seldepth: int
-    multipv: int
-    score: int
-    bound: str  # "", "lowerbound" or "upperbound"
-    nodes: int
-    time_ms: int
-    pv: list[str]
-    hashfull: int = 0
-
-    def score_text(self) -> str:
-        if abs(self.score) >= MATE_BOUND:
-            plies = MATE - abs(self.score)
-            moves = (plies + 1) // 2
-            return f"mate {moves if self.score > 0 else -moves}"
-        return f"cp {self.score}"
-
-    def uci(self) -> str:
-        nps = self.nodes * 1000 // max(1, self.time_ms)
-        bound = f" {self.bound}" if self.bound else ""
-        return (f"info depth {self.depth} seldepth {self.seldepth} multipv {self.multipv} "
-                f"score {self.score_text()}{bound} nodes {self.nodes} nps {nps} "
-                f"hashfull {self.hashfull} time {self.time_ms} pv {' '.join(self.pv)}")
-
-
-@dataclass
-class Result:
-    best: str  # "0000" when there is no legal move
-    ponder: str | None
-    score: int
-    depth: int
-    nodes: int
-    time_ms: int
-    pv: list[str]
-    depth_nodes: list[int] = field(default_factory=list)
-    tt_hits: int = 0
-    tt_probes: int = 0
-    seldepth: int = 0
-
-
-def technique_names() -> tuple[str, ...]:
-    return FLAG_NAMES[:N_TECHNIQUES]
-
-
-class Searcher:
-    """Owns the search arrays (TT, SD, move buffers) and runs iterative deepening."""
-
-    def __init__(self, hash_mb: int = 16):
-        from wasp.bitboards import tables
-
-        self.T = tables()
-        self.W = default_weights()
-        self.E = new_eval_cache(EVAL_CACHE_ENTRIES)
-        self.TT = new_table(hash_mb)
-        self.SD = np.zeros(SD_SIZE, dtype=np.int64)
-        self.SD[SD_FLAGS:SD_FLAGS + N_FLAGS] = 1
-        self.MB = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int32)
-        self.multipv = 1
-        self.age = 0
-        self.hard_deadline: float | None = None  # time.monotonic() value; None: no limit
-        self._timer_stop = threading.Event()
-        self.external_stop: threading.Event | None = None  # set by the UCI `stop`
-        self.search_start: float | None = None
-        self.on_currmove = None  # called as (depth, move, number) about once a second
-        self._depth = 0
-
-    # -- options -----------------------------------------------------------------------
-    def set_hash(self, mb: int) -> None:
-        self.TT = new_table(mb)
-
-    def set_technique(self, name: str, on: bool) -> None:
-        self.SD[SD_FLAGS + FLAG_NAMES.index(name)] = 1 if on else 0
-
-    def technique(self, name: str) -> bool:
-        return bool(self.SD[SD_FLAGS + FLAG_NAMES.index(name)])
-
-    def set_weights(self, W: np.ndarray) -> None:
-        """New evaluation weights: the TT and the evaluation caches are cleared."""
-        self.W = np.ascontiguousarray(W, dtype=np.int64)
-        self.clear()
-
-    def clear(self) -> None:
-        """Forget everything learnt (`ucinewgame`, `Clear Hash`)."""
-        self.TT[:] = 0
-        clear_eval_cache(self.E)
-        SD = self.SD
-        SD[SD_KILLERS:SD_PVLEN] = 0  # killers, countermoves, history
-        self.age = 0
-
-    def stop(self) -> None:
-        self.SD[SD_STOP] = 1
-
-    # -- the search --------------------------------------------------------------------
-    def _timer(self) -> None:
-        last_currmove = time.monotonic()
-        while not self._timer_stop.wait(0.002):
-            if self.external_stop is not None and self.external_stop.is_set():
-                self.SD[SD_STOP] = 1
-                return
-            now = time.monotonic()
-            d = self.hard_deadline
-            if d is not None and now >= d:
-                self.SD[SD_STOP] = 1
-                return
-            if self.on_currmove is not None and now - last_currmove >= 1.0:
-                last_currmove = now
-                m = int(self.SD[SD_CURRMOVE])
-                if m and self._depth > 0:
-                    self.on_currmove(self._depth, move_to_uci(m), int(self.SD[SD_CURRMOVENUM]))
-
-    def search(self, position, limits: Limits | None = None, on_info=None) -> Result:
-        """Iterative deepening on a copy of `position` (a wasp.board.Position)."""
-        limits = limits or Limits()
-        SD = self.SD
-        S = copy_state(position.S)
-        start = time.monotonic()
-        self.search_start = start
-        SD[SD_STOP] = 0
-        SD[SD_CURRMOVE] = 0
-        SD[SD_NODES] = 0
-        SD[SD_QNODES] = 0
-        SD[SD_SELDEPTH] = 0
-        SD[SD_TT_HITS] = 0
-        SD[SD_TT_PROBES] = 0
-        SD[SD_NODE_LIMIT] = limits.nodes or 0
-        SD[SD_NO_NULL:SD_NO_NULL + MAX_PLY] = 0
-        SD[SD_KILLERS:SD_COUNTER] = 0
-        SD[SD_HISTORY:SD_HISTORY + 768] //= 4
-        self.age = (self.age + 1) & 0x3F
-        SD[SD_AGE] = self.age
-        clock_start = start if limits.start is None else min(limits.start, start)
-        if limits.hard_ms is not None:
-            self.hard_deadline = clock_start + limits.hard_ms / 1000.0
-        elif limits.movetime is not None:
-            self.hard_deadline = clock_start + limits.movetime / 1000.0
-        else:
-            self.hard_deadline = None
-        self._timer_stop.clear()
-        timer = threading.Thread(target=self._timer, daemon=True)
-        timer.start()
-        try:
-            return self._iterate(S, limits, on_info, start, clock_start)
-        finally:
-            self._timer_stop.set()
-            timer.join()
-
-    def _root_moves(self):
-        n = int(self.SD[SD_ROOT_N])
-        return [int(m) for m in self.SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n]]
-
-    def _set_root_moves(self, moves):
-        SD = self.SD
-        n = len(moves)
-        SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n] = moves
-        SD[SD_ROOT_N] = n
-
-    def _pv(self):
-        SD = self.SD
-        end = int(SD[SD_PVLEN])
-        return [int(m) for m in SD[SD_PV:SD_PV + end] if m != 0]
-
-    def _iterate(self, S, limits, on_info, start, clock_start) -> Result:
-        T, W, E, TT, SD, MB = self.T, self.W, self.E, self.TT, self.SD, self.MB
-        n = root_prepare(T, S, TT, SD, MB)
-        moves = self._root_moves()
-        if limits.searchmoves:
-            wanted = set(limits.searchmoves)
-            chosen = [m for m in moves if move_to_uci(m) in wanted]
-            if chosen:
-                moves = chosen
-                self._set_root_moves(moves)
-                SD[SD_ROOT_NODES:SD_ROOT_NODES + len(moves)] = 0
-        n = len(moves)
-        if n == 0:
-            return Result("0000", None, 0, 0, 0, 0, [])
-        max_depth = min(limits.depth or (MAX_PLY - 8), MAX_PLY - 8)
-        multipv = max(1, min(self.multipv, n))
-        best_pv = [moves[0]]
-        best_score = 0
-        scores = [0] * multipv
-        completed = 0
-        depth_nodes = []
-
-        def elapsed_ms():
-            return int((time.monotonic() - start) * 1000)
-
-        def report(depth, pv_index, score, bound, pv):
-            if on_info is None:
-                return
-            on_info(Line(depth, int(SD[SD_SELDEPTH]), pv_index + 1, int(score), bound,
-                         int(SD[SD_NODES]), elapsed_ms(), [move_to_uci(m) for m in pv],
-                         int(tt_hashfull(TT, self.age))))
-
-        for depth in range(1, max_depth + 1):
-            self._depth = depth
-            nodes_before = int(SD[SD_NODES])
-            SD[SD_ROOT_SKIP:SD_ROOT_SKIP + n] = 0
-            lines = []
-            for pv_index in range(multipv):
-                prev = scores[pv_index]
-                delta = 25
-                if SD[SD_FLAGS + F_ASPIRATION] and depth >= 5 and abs(prev) < MATE_BOUND:
-                    alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
-                else:
-                    alpha, beta = -INF, INF
-                while True:
-                    SD[SD_ROOT_BEST] = 0
-                    v = int(root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth * ONE_PLY))
-                    if SD[SD_STOP]:
-                        break
-                    if v <= alpha:
-                        report(depth, pv_index, alpha, "upperbound", self._pv() or best_pv)
-                        beta = (alpha + beta) // 2
-                        alpha = max(v - delta, -INF)
-                    elif v >= beta:
-                        report(depth, pv_index, beta, "lowerbound", self._pv())
-                        beta = min(v + delta, INF)
-                    else:
-                        break
-                    delta *= 2
-                if SD[SD_STOP]:
-                    # A partial iteration counts when a root move beat the window.
-                    if pv_index == 0 and SD[SD_ROOT_BEST] != 0 and completed > 0:
-                        pv = self._pv()
-                        if pv and pv[0] == SD[SD_ROOT_BEST] and v > -INF:
-                            best_pv = pv
-                    break
-                pv = self._pv() or [int(SD[SD_ROOT_BEST]) or moves[0]]
-                scores[pv_index] = v
-                lines.append((v, pv))
-                report(depth, pv_index, v, "", pv)
-                # Exclude this line's move for the next MultiPV line.
-                idx = self._root_moves().index(pv[0]) if pv[0] in self._root_moves() else -1
-                if idx >= 0:
-                    SD[SD_ROOT_SKIP + idx] = 1
-                if pv_index == 0:
-                    best_pv, best_score = pv, v
-            if SD[SD_STOP] and not lines:
-                break
-            completed = depth
-            depth_nodes.append(int(SD[SD_NODES]) - nodes_before)
-            # Root move order: the best lines first, the others by subtree size.
-            rm = self._root_moves()
-            node_counts = {m: int(SD[SD_ROOT_NODES + i]) for i, m in enumerate(rm)}
-            firsts = [pv[0] for _, pv in lines]
-            rest = sorted((m for m in rm if m not in firsts), key=lambda m: -node_counts[m])
-            order = firsts + rest
-            self._set_root_moves(order)
-            SD[SD_ROOT_NODES:SD_ROOT_NODES + n] = [node_counts[m] for m in order]
-            if SD[SD_STOP]:
-                break
-            if limits.mate and abs(best_score) >= MATE_BOUND and best_score > 0:
-                if (MATE - best_score + 1) // 2 <= limits.mate:
-                    break
-            if abs(best_score) >= MATE_BOUND and not limits.infinite and depth >= 2 * (
-                    MATE - abs(best_score)) + 4 and limits.depth is None:
-                break  # a mate found and confirmed: deeper iterations cannot change it
-            if limits.soft_ms is not None and \
-                    (time.monotonic() - clock_start) * 1000 >= limits.soft_ms:
-                break
-            if n == 1 and limits.soft_ms is not None and depth >= 4:
-                break  # a single legal reply: no need to think long
-        best = best_pv[0]
-        ponder = None
-        if len(best_pv) > 1:
-            ponder = move_to_uci(best_pv[1])
-        else:
-            ponder = self._tt_reply(S, best)
-        return Result(move_to_uci(best), ponder, int(best_score), completed, int(SD[SD_NODES]),
-                      elapsed_ms(), [move_to_uci(m) for m in best_pv], depth_nodes,
-                      int(SD[SD_TT_HITS]), int(SD[SD_TT_PROBES]), int(SD[SD_SELDEPTH]))
-
-    def _tt_reply(self, S, best):
-        """The hash move after `best`, when legal (a ponder move when the PV is one move)."""
-        m = int(hash_reply(self.T, S, self.TT, self.MB, np.int64(best)))
-        return move_to_uci(m) if m else None
-
-    def qsearch(self, position) -> int:
-        S = copy_state(position.S)
-        self.SD[SD_STOP] = 0
-        self.SD[SD_NODE_LIMIT] = 0
-        return int(qsearch_root(self.T, S, self.W, self.E, self.TT, self.SD, self.MB, -INF, INF))
-
-
-__all__ = [
-    "Limits", "Line", "Result", "Searcher", "MATE", "MATE_BOUND", "INF", "ONE_PLY",
-    "SD_SCORES", "SD_COUNTER", "technique_names",
-]

@@ -3,6 +3,10 @@
 Used for move ordering (good and bad captures), qsearch pruning and the "safe move" tests of
 the futility and LMR rules, as Wasp does. Pins are ignored; a king may recapture only when the
 other side has no attacker left.
+
+The piece values are search parameters (`wasp.searchparams`, SeePawn..SeeQueen): each kernel
+takes the parameter vector `P` and the offset `po` of the parameter block in it (the search
+passes its SD array and SD_PARAMS; the tuner a vector of its own and 0).
 """
 
 import numpy as np
@@ -19,6 +23,7 @@ from wasp.bitboards import (
     lsb,
     rook_attacks,
 )
+from wasp.searchparams import P_SEE, SEE_KING
 from wasp.types import (
     B_BISHOP,
     B_KNIGHT,
@@ -45,8 +50,11 @@ from wasp.types import (
     W_ROOK,
 )
 
-# Piece values for exchanges (piece type order; the king is "priceless" but never lost).
-SEE_VALUE = np.array([100, 325, 325, 500, 1000, 20000, 0], dtype=np.int64)
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def see_value(P, po, pt):
+    """Exchange value of piece type `pt` (the king is priceless, but never lost)."""
+    return np.int64(SEE_KING) if pt == KING else P[po + P_SEE + pt]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -64,7 +72,7 @@ def _attackers(T, bb, sq, occ):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _swap(T, bb, sq, side, occ, on_square):
+def _swap(T, bb, sq, side, occ, on_square, P, po):
     """Best gain for `side` capturing (or not) the piece worth `on_square` on `sq`."""
     attackers = _attackers(T, bb, sq, occ)
     mine = attackers & bb[OCC_WHITE + side]
@@ -78,13 +86,13 @@ def _swap(T, bb, sq, side, occ, on_square):
                 return np.int64(0)  # the king cannot take a defended piece
             frm = lsb(b)
             gain = on_square - _swap(T, bb, sq, np.int64(1 - side), occ ^ (ONE << U64(frm)),
-                                     SEE_VALUE[pt])
+                                     see_value(P, po, pt), P, po)
             return gain if gain > 0 else np.int64(0)
     return np.int64(0)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _see_start(T, S, m):
+def _see_start(T, S, m, P, po):
     """(gain of the move itself, value then standing on `to`, occupancy after it, to, us)."""
     bb = S.bb
     us = S.st[ST_SIDE]
@@ -95,37 +103,37 @@ def _see_start(T, S, m):
     gain = np.int64(0)
     occ = bb[OCC_ALL] ^ (ONE << U64(frm))
     if victim != EMPTY:
-        gain = SEE_VALUE[victim % 6]
+        gain = see_value(P, po, victim % 6)
     elif m & FLAG_EP:
-        gain = SEE_VALUE[PAWN]
+        gain = see_value(P, po, PAWN)
         occ ^= ONE << U64(to - 8 if us == 0 else to + 8)
-    on_square = SEE_VALUE[mover]
+    on_square = see_value(P, po, mover)
     promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
     if promo:
-        gain += SEE_VALUE[promo] - SEE_VALUE[PAWN]
-        on_square = SEE_VALUE[promo]
+        gain += see_value(P, po, promo) - see_value(P, po, PAWN)
+        on_square = see_value(P, po, promo)
     return gain, on_square, occ, to, us
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def see(T, S, m):
+def see(T, S, m, P, po):
     """Expected material gain of move `m` for the side to move (negative: it loses material)."""
     if m & FLAG_CASTLE:
         return np.int64(0)
-    gain, on_square, occ, to, us = _see_start(T, S, m)
-    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square)
+    gain, on_square, occ, to, us = _see_start(T, S, m, P, po)
+    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square, P, po)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def see_ge0(T, S, m):
-    """see(T, S, m) >= 0, without the swap-off when the move takes at least what it puts on
+def see_ge0(T, S, m, P, po):
+    """see(T, S, m, P, po) >= 0, without the swap-off when the move takes at least what it puts on
     the square: the replies can win back at most that (0 <= _swap <= on_square)."""
     if m & FLAG_CASTLE:
         return True
-    gain, on_square, occ, to, us = _see_start(T, S, m)
+    gain, on_square, occ, to, us = _see_start(T, S, m, P, po)
     if gain >= on_square:
         return True
-    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square) >= 0
+    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square, P, po) >= 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

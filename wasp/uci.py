@@ -83,7 +83,7 @@ class UciEngine:
             return
         wait_for_kernels()
         from wasp.board import Position
-        from wasp.search import Searcher
+        from wasp.driver import Searcher
 
         self.searcher = Searcher(self.hash_mb)
         self.searcher.multipv = self.multipv
@@ -299,7 +299,7 @@ class UciEngine:
         go_time = time.monotonic()  # the budget runs from here: the GUI's clock already does
         self._stop_search()
         self._load()
-        from wasp.search import Limits
+        from wasp.driver import Limits
         from wasp.timeman import allocate
 
         opts = {}

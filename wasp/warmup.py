@@ -48,8 +48,8 @@ def warmup(verbose: bool = False, kernels: str = "all") -> int:
 
 def _run_kernels(everything: bool) -> None:
     from wasp.board import Position
+    from wasp.driver import Limits, Searcher
     from wasp.position import copy_state
-    from wasp.search import Limits, Searcher
 
     # Numba loads a kernel once per type signature, whatever path runs: one position
     # (with promotions both ways, so every branch types) loads them all.
@@ -62,10 +62,11 @@ def _run_kernels(everything: bool) -> None:
     if not everything:
         return
     from wasp.perft import perft
+    from wasp.searchparams import default_search_params
     from wasp.see import see
 
     searcher.qsearch(pos)
-    see(pos.T, pos.S, first)
+    see(pos.T, pos.S, first, default_search_params(), 0)
     perft(pos, 1)
     pos.push(first)
     pos.is_check()

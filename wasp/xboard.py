@@ -57,7 +57,7 @@ class XboardEngine:
         if self.searcher is None:
             wait_for_kernels()  # first: they may be loading in a thread
             from wasp.board import Position
-            from wasp.search import Searcher
+            from wasp.driver import Searcher
 
             self.Position = Position
             self.searcher = Searcher(self.hash_mb)
@@ -73,7 +73,7 @@ class XboardEngine:
             self.search_kind = None
 
     def _limits(self):
-        from wasp.search import Limits
+        from wasp.driver import Limits
         from wasp.timeman import allocate
 
         start = self.line_time or time.monotonic()
@@ -103,7 +103,7 @@ class XboardEngine:
                                 clock)
 
     def _start(self, kind):
-        from wasp.search import Limits
+        from wasp.driver import Limits
 
         self._stop()
         if kind == "think" and self.own_book and self.book is not None:
@@ -124,7 +124,7 @@ class XboardEngine:
         if not (self.post or self.analyzing):
             return
         score = line.score
-        from wasp.search import MATE, MATE_BOUND
+        from wasp.driver import MATE, MATE_BOUND
 
         if abs(score) >= MATE_BOUND:
             moves = (MATE - abs(score) + 1) // 2
@@ -132,7 +132,7 @@ class XboardEngine:
         self.send(f"{line.depth} {score} {line.time_ms // 10} {line.nodes} {' '.join(line.pv)}")
 
     def _run(self, kind, pos, limits):
-        from wasp.search import Limits
+        from wasp.driver import Limits
 
         self.searcher.external_stop = self.stop_event
         try:

@@ -10,7 +10,7 @@ import pytest
 
 from wasp.board import Position
 from wasp.movepick import FLAG_NAMES
-from wasp.search import MATE, MATE_BOUND, Limits, Searcher
+from wasp.driver import MATE, MATE_BOUND, Limits, Searcher
 from wasp.uci import TECHNIQUES
 
 MATES = [

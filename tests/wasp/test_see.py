@@ -3,12 +3,13 @@
 import pytest
 
 from wasp.board import Position
+from wasp.searchparams import default_search_params
 from wasp.see import see
 
 
 def _see(fen, uci):
     p = Position(fen)
-    return int(see(p.T, p.S, p.parse_uci(uci)))
+    return int(see(p.T, p.S, p.parse_uci(uci), default_search_params(), 0))
 
 
 @pytest.mark.parametrize("fen, move, value", [

@@ -77,7 +77,7 @@ class Player:
         return f"Wasp-Py ({self.movetime / 1000:g} s/move)"
 
     def limits(self):
-        from wasp.search import Limits
+        from wasp.driver import Limits
 
         return Limits(depth=self.depth) if self.depth is not None else Limits(
             movetime=self.movetime)
@@ -105,7 +105,7 @@ def check_fen(fen) -> Position:
 
 def score_text(score: int, turn: int) -> str:
     """An engine score (centipawns for the side to move) as White sees it: +0.35, #3, #-2."""
-    from wasp.search import MATE, MATE_BOUND
+    from wasp.driver import MATE, MATE_BOUND
 
     white = score if turn == 0 else -score
     if abs(white) >= MATE_BOUND:
@@ -331,7 +331,7 @@ class Game:
                 snapshot = self.position.copy()
                 player = self.players[snapshot.turn]
                 if self._searcher is None:
-                    from wasp.search import Searcher
+                    from wasp.driver import Searcher
 
                     self._searcher = Searcher(HASH_MB)
                 searcher = self._searcher

@@ -1,0 +1,399 @@
+"""The search driver: iterative deepening, aspiration windows, MultiPV, the clock and the stop
+flag, in Python around the kernels of `wasp.search` (one `root_search` call per iteration and
+window), so `info` lines print between iterations and a timer thread can stop the search.
+
+`Searcher` owns the arrays a search needs (tables, weights, evaluation cache, TT, the search
+data SD with its switches and parameters, move buffers); `wasp.engine.Engine` owns a Searcher
+and everything else a front end needs.
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wasp.board import move_to_uci
+from wasp.evaluate import clear_eval_cache, default_weights, new_eval_cache
+from wasp.movepick import (
+    F_ASPIRATION,
+    FLAG_NAMES,
+    N_FLAGS,
+    N_TECHNIQUES,
+    SD_AGE,
+    SD_COUNTER,
+    SD_CURRMOVE,
+    SD_CURRMOVENUM,
+    SD_FLAGS,
+    SD_HISTORY,
+    SD_KILLERS,
+    SD_NO_NULL,
+    SD_NODE_LIMIT,
+    SD_NODES,
+    SD_PARAMS,
+    SD_PV,
+    SD_PVLEN,
+    SD_QNODES,
+    SD_ROOT_BEST,
+    SD_ROOT_MOVES,
+    SD_ROOT_N,
+    SD_ROOT_NODES,
+    SD_ROOT_SKIP,
+    SD_SELDEPTH,
+    SD_SIZE,
+    SD_STOP,
+    SD_TT_HITS,
+    SD_TT_PROBES,
+)
+from wasp.position import copy_state
+from wasp.search import (
+    INF,
+    MATE,
+    MATE_BOUND,
+    ONE_PLY,
+    hash_reply,
+    qsearch_root,
+    root_prepare,
+    root_search,
+)
+from wasp.searchparams import (
+    N_SEARCH_PARAMS,
+    P_ASPIRATION_DEPTH,
+    P_ASPIRATION_WIDEN,
+    P_ASPIRATION_WINDOW,
+    PARAMS,
+    check_value,
+    default_search_params,
+)
+from wasp.tt import new_table, tt_hashfull
+from wasp.types import MAX_MOVES, MAX_PLY
+
+EVAL_CACHE_ENTRIES = 1 << 18  # the search's evaluation cache: 4 MB
+
+
+@dataclass
+class Limits:
+    """What `go` asked for (times in milliseconds)."""
+
+    depth: int | None = None
+    nodes: int | None = None
+    movetime: int | None = None
+    mate: int | None = None
+    infinite: bool = False
+    ponder: bool = False
+    searchmoves: list[str] = field(default_factory=list)
+    soft_ms: float | None = None  # do not start an iteration after this
+    hard_ms: float | None = None  # stop the search here
+    # time.monotonic() when the move's clock started (the GUI's command arrived): soft_ms,
+    # hard_ms and movetime count from here; None: from the search's own start
+    start: float | None = None
+
+
+@dataclass
+class Line:
+    depth: int
+    seldepth: int
+    multipv: int
+    score: int
+    bound: str  # "", "lowerbound" or "upperbound"
+    nodes: int
+    time_ms: int
+    pv: list[str]
+    hashfull: int = 0
+
+    def score_text(self) -> str:
+        if abs(self.score) >= MATE_BOUND:
+            plies = MATE - abs(self.score)
+            moves = (plies + 1) // 2
+            return f"mate {moves if self.score > 0 else -moves}"
+        return f"cp {self.score}"
+
+    def uci(self) -> str:
+        nps = self.nodes * 1000 // max(1, self.time_ms)
+        bound = f" {self.bound}" if self.bound else ""
+        return (f"info depth {self.depth} seldepth {self.seldepth} multipv {self.multipv} "
+                f"score {self.score_text()}{bound} nodes {self.nodes} nps {nps} "
+                f"hashfull {self.hashfull} time {self.time_ms} pv {' '.join(self.pv)}")
+
+
+@dataclass
+class Result:
+    best: str  # "0000" when there is no legal move
+    ponder: str | None
+    score: int
+    depth: int
+    nodes: int
+    time_ms: int
+    pv: list[str]
+    depth_nodes: list[int] = field(default_factory=list)
+    tt_hits: int = 0
+    tt_probes: int = 0
+    seldepth: int = 0
+
+
+def technique_names() -> tuple[str, ...]:
+    return FLAG_NAMES[:N_TECHNIQUES]
+
+
+class Searcher:
+    """Owns the search arrays (TT, SD, move buffers) and runs iterative deepening."""
+
+    def __init__(self, hash_mb: int = 16):
+        from wasp.bitboards import tables
+
+        self.T = tables()
+        self.W = default_weights()
+        self.E = new_eval_cache(EVAL_CACHE_ENTRIES)
+        self.TT = new_table(hash_mb)
+        self.SD = np.zeros(SD_SIZE, dtype=np.int64)
+        self.SD[SD_FLAGS:SD_FLAGS + N_FLAGS] = 1
+        self.SD[SD_PARAMS:SD_PARAMS + N_SEARCH_PARAMS] = default_search_params()
+        self.MB = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int32)
+        self.multipv = 1
+        self.age = 0
+        self.hard_deadline: float | None = None  # time.monotonic() value; None: no limit
+        self._timer_stop = threading.Event()
+        self.external_stop: threading.Event | None = None  # set by the UCI `stop`
+        self.search_start: float | None = None
+        self.on_currmove = None  # called as (depth, move, number) about once a second
+        self._depth = 0
+
+    # -- options -----------------------------------------------------------------------
+    def set_hash(self, mb: int) -> None:
+        self.TT = new_table(mb)
+
+    def set_technique(self, name: str, on: bool) -> None:
+        self.SD[SD_FLAGS + FLAG_NAMES.index(name)] = 1 if on else 0
+
+    def technique(self, name: str) -> bool:
+        return bool(self.SD[SD_FLAGS + FLAG_NAMES.index(name)])
+
+    def set_search_param(self, name: str, value) -> None:
+        """One search parameter by name; ValueError (naming it) when unknown or out of range."""
+        i, v = check_value(name, value)
+        self.SD[SD_PARAMS + i] = v
+
+    def set_search_params(self, values) -> None:
+        """All search parameters, in table order (checked against their ranges first)."""
+        values = [int(v) for v in values]
+        if len(values) != N_SEARCH_PARAMS:
+            raise ValueError(f"{len(values)} search parameters, expected {N_SEARCH_PARAMS}")
+        for p, v in zip(PARAMS, values, strict=True):
+            check_value(p.name, v)
+        self.SD[SD_PARAMS:SD_PARAMS + N_SEARCH_PARAMS] = values
+
+    @property
+    def search_params(self) -> list[int]:
+        return [int(v) for v in self.SD[SD_PARAMS:SD_PARAMS + N_SEARCH_PARAMS]]
+
+    def set_weights(self, W: np.ndarray) -> None:
+        """New evaluation weights: the TT and the evaluation caches are cleared."""
+        self.W = np.ascontiguousarray(W, dtype=np.int64)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything learnt (`ucinewgame`, `Clear Hash`)."""
+        self.TT[:] = 0
+        clear_eval_cache(self.E)
+        SD = self.SD
+        SD[SD_KILLERS:SD_PVLEN] = 0  # killers, countermoves, history
+        self.age = 0
+
+    def stop(self) -> None:
+        self.SD[SD_STOP] = 1
+
+    # -- the search --------------------------------------------------------------------
+    def _timer(self) -> None:
+        last_currmove = time.monotonic()
+        while not self._timer_stop.wait(0.002):
+            if self.external_stop is not None and self.external_stop.is_set():
+                self.SD[SD_STOP] = 1
+                return
+            now = time.monotonic()
+            d = self.hard_deadline
+            if d is not None and now >= d:
+                self.SD[SD_STOP] = 1
+                return
+            if self.on_currmove is not None and now - last_currmove >= 1.0:
+                last_currmove = now
+                m = int(self.SD[SD_CURRMOVE])
+                if m and self._depth > 0:
+                    self.on_currmove(self._depth, move_to_uci(m), int(self.SD[SD_CURRMOVENUM]))
+
+    def search(self, position, limits: Limits | None = None, on_info=None) -> Result:
+        """Iterative deepening on a copy of `position` (a wasp.board.Position)."""
+        limits = limits or Limits()
+        SD = self.SD
+        S = copy_state(position.S)
+        start = time.monotonic()
+        self.search_start = start
+        SD[SD_STOP] = 0
+        SD[SD_CURRMOVE] = 0
+        SD[SD_NODES] = 0
+        SD[SD_QNODES] = 0
+        SD[SD_SELDEPTH] = 0
+        SD[SD_TT_HITS] = 0
+        SD[SD_TT_PROBES] = 0
+        SD[SD_NODE_LIMIT] = limits.nodes or 0
+        SD[SD_NO_NULL:SD_NO_NULL + MAX_PLY] = 0
+        SD[SD_KILLERS:SD_COUNTER] = 0
+        SD[SD_HISTORY:SD_HISTORY + 768] //= 4
+        self.age = (self.age + 1) & 0x3F
+        SD[SD_AGE] = self.age
+        clock_start = start if limits.start is None else min(limits.start, start)
+        if limits.hard_ms is not None:
+            self.hard_deadline = clock_start + limits.hard_ms / 1000.0
+        elif limits.movetime is not None:
+            self.hard_deadline = clock_start + limits.movetime / 1000.0
+        else:
+            self.hard_deadline = None
+        self._timer_stop.clear()
+        timer = threading.Thread(target=self._timer, daemon=True)
+        timer.start()
+        try:
+            return self._iterate(S, limits, on_info, start, clock_start)
+        finally:
+            self._timer_stop.set()
+            timer.join()
+
+    def _root_moves(self):
+        n = int(self.SD[SD_ROOT_N])
+        return [int(m) for m in self.SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n]]
+
+    def _set_root_moves(self, moves):
+        SD = self.SD
+        n = len(moves)
+        SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n] = moves
+        SD[SD_ROOT_N] = n
+
+    def _pv(self):
+        SD = self.SD
+        end = int(SD[SD_PVLEN])
+        return [int(m) for m in SD[SD_PV:SD_PV + end] if m != 0]
+
+    def _iterate(self, S, limits, on_info, start, clock_start) -> Result:
+        T, W, E, TT, SD, MB = self.T, self.W, self.E, self.TT, self.SD, self.MB
+        n = root_prepare(T, S, TT, SD, MB)
+        moves = self._root_moves()
+        if limits.searchmoves:
+            wanted = set(limits.searchmoves)
+            chosen = [m for m in moves if move_to_uci(m) in wanted]
+            if chosen:
+                moves = chosen
+                self._set_root_moves(moves)
+                SD[SD_ROOT_NODES:SD_ROOT_NODES + len(moves)] = 0
+        n = len(moves)
+        if n == 0:
+            return Result("0000", None, 0, 0, 0, 0, [])
+        max_depth = min(limits.depth or (MAX_PLY - 8), MAX_PLY - 8)
+        multipv = max(1, min(self.multipv, n))
+        best_pv = [moves[0]]
+        best_score = 0
+        scores = [0] * multipv
+        completed = 0
+        depth_nodes = []
+
+        def elapsed_ms():
+            return int((time.monotonic() - start) * 1000)
+
+        def report(depth, pv_index, score, bound, pv):
+            if on_info is None:
+                return
+            on_info(Line(depth, int(SD[SD_SELDEPTH]), pv_index + 1, int(score), bound,
+                         int(SD[SD_NODES]), elapsed_ms(), [move_to_uci(m) for m in pv],
+                         int(tt_hashfull(TT, self.age))))
+
+        for depth in range(1, max_depth + 1):
+            self._depth = depth
+            nodes_before = int(SD[SD_NODES])
+            SD[SD_ROOT_SKIP:SD_ROOT_SKIP + n] = 0
+            lines = []
+            for pv_index in range(multipv):
+                prev = scores[pv_index]
+                delta = int(SD[SD_PARAMS + P_ASPIRATION_WINDOW])
+                if (SD[SD_FLAGS + F_ASPIRATION] and depth >= SD[SD_PARAMS + P_ASPIRATION_DEPTH]
+                        and abs(prev) < MATE_BOUND):
+                    alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
+                else:
+                    alpha, beta = -INF, INF
+                while True:
+                    SD[SD_ROOT_BEST] = 0
+                    v = int(root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth * ONE_PLY))
+                    if SD[SD_STOP]:
+                        break
+                    if v <= alpha:
+                        report(depth, pv_index, alpha, "upperbound", self._pv() or best_pv)
+                        beta = (alpha + beta) // 2
+                        alpha = max(v - delta, -INF)
+                    elif v >= beta:
+                        report(depth, pv_index, beta, "lowerbound", self._pv())
+                        beta = min(v + delta, INF)
+                    else:
+                        break
+                    delta = delta * int(SD[SD_PARAMS + P_ASPIRATION_WIDEN]) // 100
+                if SD[SD_STOP]:
+                    # A partial iteration counts when a root move beat the window.
+                    if pv_index == 0 and SD[SD_ROOT_BEST] != 0 and completed > 0:
+                        pv = self._pv()
+                        if pv and pv[0] == SD[SD_ROOT_BEST] and v > -INF:
+                            best_pv = pv
+                    break
+                pv = self._pv() or [int(SD[SD_ROOT_BEST]) or moves[0]]
+                scores[pv_index] = v
+                lines.append((v, pv))
+                report(depth, pv_index, v, "", pv)
+                # Exclude this line's move for the next MultiPV line.
+                idx = self._root_moves().index(pv[0]) if pv[0] in self._root_moves() else -1
+                if idx >= 0:
+                    SD[SD_ROOT_SKIP + idx] = 1
+                if pv_index == 0:
+                    best_pv, best_score = pv, v
+            if SD[SD_STOP] and not lines:
+                break
+            completed = depth
+            depth_nodes.append(int(SD[SD_NODES]) - nodes_before)
+            # Root move order: the best lines first, the others by subtree size.
+            rm = self._root_moves()
+            node_counts = {m: int(SD[SD_ROOT_NODES + i]) for i, m in enumerate(rm)}
+            firsts = [pv[0] for _, pv in lines]
+            rest = sorted((m for m in rm if m not in firsts), key=lambda m: -node_counts[m])
+            order = firsts + rest
+            self._set_root_moves(order)
+            SD[SD_ROOT_NODES:SD_ROOT_NODES + n] = [node_counts[m] for m in order]
+            if SD[SD_STOP]:
+                break
+            if limits.mate and abs(best_score) >= MATE_BOUND and best_score > 0:
+                if (MATE - best_score + 1) // 2 <= limits.mate:
+                    break
+            if abs(best_score) >= MATE_BOUND and not limits.infinite and depth >= 2 * (
+                    MATE - abs(best_score)) + 4 and limits.depth is None:
+                break  # a mate found and confirmed: deeper iterations cannot change it
+            if limits.soft_ms is not None and \
+                    (time.monotonic() - clock_start) * 1000 >= limits.soft_ms:
+                break
+            if n == 1 and limits.soft_ms is not None and depth >= 4:
+                break  # a single legal reply: no need to think long
+        best = best_pv[0]
+        ponder = None
+        if len(best_pv) > 1:
+            ponder = move_to_uci(best_pv[1])
+        else:
+            ponder = self._tt_reply(S, best)
+        return Result(move_to_uci(best), ponder, int(best_score), completed, int(SD[SD_NODES]),
+                      elapsed_ms(), [move_to_uci(m) for m in best_pv], depth_nodes,
+                      int(SD[SD_TT_HITS]), int(SD[SD_TT_PROBES]), int(SD[SD_SELDEPTH]))
+
+    def _tt_reply(self, S, best):
+        """The hash move after `best`, when legal (a ponder move when the PV is one move)."""
+        m = int(hash_reply(self.T, S, self.TT, self.MB, np.int64(best)))
+        return move_to_uci(m) if m else None
+
+    def qsearch(self, position) -> int:
+        S = copy_state(position.S)
+        self.SD[SD_STOP] = 0
+        self.SD[SD_NODE_LIMIT] = 0
+        return int(qsearch_root(self.T, S, self.W, self.E, self.TT, self.SD, self.MB, -INF, INF))
+
+
+__all__ = ["Limits", "Line", "Result", "Searcher", "MATE", "MATE_BOUND", "INF", "ONE_PLY",
+           "technique_names"]
