@@ -7,33 +7,92 @@ Importing `wasp` stays light: numpy, numba and the kernels load on first use of
 import hashlib
 import os
 import pathlib
+import re
+import shutil
 import sys
 
 __version__ = "0.1.0"
 
 __all__ = ["Position", "IllegalMoveError", "STARTING_FEN", "__version__", "cache_dir"]
 
-_SOURCES = ("wasp", "tuner")  # packages whose kernels share the cache
-# Front-end modules: no kernels and no constants that kernels read, so editing them
-# need not recompile anything. Every other module counts (a new one too).
-_FRONT_END = {
-    "wasp": {"__init__.py", "cli.py", "uci.py", "xboard.py", "play.py", "book.py", "san.py",
-             "perft_cli.py", "epd.py", "benchmark.py", "warmup.py", "timeman.py"},
-    "tuner": {"__init__.py", "cli.py", "methods.py", "run.py"},
-}
+_PACKAGES = ("wasp", "tuner", "datasets")  # packages whose kernels share the cache
+_ROOT = pathlib.Path(__file__).resolve().parent.parent
+_KEEP_CACHES = 3  # keyed cache directories kept under the base, the current one included
+_CACHE_NAME = re.compile(r"numba-[0-9a-f]{16}")
+
+# A kernel file: numba imported at module level, or a numba decorator.
+_KERNEL = re.compile(
+    r"^(?:from|import)[ \t]+numba\b|^[ \t]*@\s*(?:numba\.)?(?:njit|jit|generated_jit|vectorize|"
+    r"guvectorize|cfunc|stencil|intrinsic|overload\w*|register_jitable)\b", re.M)
+# A module-level (non-indented) import; `from x import (a, b)` may span lines.
+_IMPORT = re.compile(r"^(?:import[ \t]+([^\n#;]+)|from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+"
+                     r"(\([^)]*\)|[^\n#;]+))", re.M)
 
 
-def _source_key() -> str:
-    """A digest of the kernel source files: the cache directory's name."""
-    root = pathlib.Path(__file__).resolve().parent.parent
+def _modules(root: pathlib.Path) -> dict:
+    """Module name -> source file (relative posix path) of every module of the packages."""
+    modules = {}
+    for package in _PACKAGES:
+        for path in (root / package).rglob("*.py"):
+            rel = path.relative_to(root).as_posix()
+            name = rel[:-3].replace("/", ".")
+            modules[name[:-9] if name.endswith(".__init__") else name] = rel
+    return modules
+
+
+def _imported_modules(modules: dict, name: str, text: str) -> set:
+    """The project modules that module `name` imports at module level."""
+    package = name.split(".") if modules[name].endswith("__init__.py") else name.split(".")[:-1]
+    found = set()
+    for plain, source, names in _IMPORT.findall(text.replace("\\\n", " ")):
+        if plain:  # import a.b as c, d
+            found.update(part.split()[0] for part in plain.split(",") if part.strip())
+            continue
+        dots = len(source) - len(source.lstrip("."))
+        if dots:  # relative: from . import x, from ..y import z
+            up = package[:len(package) - dots + 1] if dots <= len(package) else []
+            source = ".".join([*up, source[dots:]]).strip(".")
+        # `from wasp import kpk` imports the submodule wasp.kpk, `from wasp.types import
+        # KEYS` the module wasp.types (a parent package's __init__ is no edge)
+        for item in re.sub(r"#[^\n]*", "", names).strip("()").split(","):
+            if item.strip():
+                sub = f"{source}.{item.split()[0]}"
+                found.add(sub if sub in modules else source)
+    return found & modules.keys()
+
+
+def _kernel_files(root: pathlib.Path = _ROOT) -> list:
+    """The files whose edits can change a compiled kernel, relative to `root`.
+
+    Those that define numba code, and (transitively) every project module they import
+    at module level: a kernel reads the globals of its module, which come from those
+    imports. Imports inside functions cannot feed a kernel's globals and do not count.
+    """
+    modules = _modules(root)
+    texts = {name: (root / rel).read_text(encoding="utf-8", errors="replace")
+             for name, rel in modules.items()}
+    todo = [name for name, text in texts.items() if _KERNEL.search(text)]
+    seen = set(todo)
+    while todo:
+        name = todo.pop()
+        for module in _imported_modules(modules, name, texts[name]) - seen:
+            seen.add(module)
+            todo.append(module)
+    return sorted(modules[name] for name in seen)
+
+
+def _source_key(root: pathlib.Path = _ROOT) -> str:
+    """A digest of the kernel files (`_kernel_files`): the cache directory's name."""
     h = hashlib.sha1(__version__.encode())
-    for package in _SOURCES:
-        for path in sorted((root / package).glob("*.py")):
-            if path.name in _FRONT_END[package]:
-                continue
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
+    for name in _kernel_files(root):
+        h.update(name.encode())
+        h.update((root / name).read_bytes())
     return h.hexdigest()[:16]
+
+
+def _cache_base() -> str:
+    return os.environ.get("WASP_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "wasp-py")
 
 
 def cache_dir() -> str:
@@ -41,19 +100,44 @@ def cache_dir() -> str:
 
     Numba notices edits to a kernel's own file but not to the callees and constants
     it takes from other files, so unless NUMBA_CACHE_DIR is set, the cache lives in
-    a directory keyed by all kernel sources: an edit anywhere means a fresh compile,
-    never a stale kernel. Base: WASP_CACHE_DIR, else ~/.cache/wasp-py.
+    a directory keyed by the kernel files (`_kernel_files`): an edit to any of them
+    means a fresh compile, never a stale kernel. Base: WASP_CACHE_DIR, else
+    ~/.cache/wasp-py.
     """
     explicit = os.environ.get("NUMBA_CACHE_DIR")
     if explicit:
         return explicit
-    base = os.environ.get("WASP_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "wasp-py")
-    return os.path.join(base, f"numba-{_source_key()}")
+    return os.path.join(_cache_base(), f"numba-{_source_key()}")
+
+
+def _prune_caches(current: str, keep: int = _KEEP_CACHES) -> list:
+    """Mark `current` used; remove all but the `keep` most recently used keyed caches.
+
+    Only directories named numba-<16 hex> directly beside `current` are candidates.
+    Errors are ignored: another process may be using or removing the same folder.
+    Returns the directories removed.
+    """
+    base = os.path.dirname(current)
+    try:
+        os.makedirs(current, exist_ok=True)
+        os.utime(current)
+        entries = [e for e in os.scandir(base)
+                   if _CACHE_NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+    except OSError:
+        return []
+    others = [e.path for e in entries if e.name != os.path.basename(current)]
+    removed = others[keep - 1:]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
 
 
 def _use_keyed_cache() -> None:
+    explicit = os.environ.get("NUMBA_CACHE_DIR")
     path = cache_dir()
+    if not explicit:
+        _prune_caches(path)
     os.environ["NUMBA_CACHE_DIR"] = path  # subprocesses (engines, workers) share it
     if "numba" in sys.modules:  # numba read its config already: tell it too
         from numba.core import config
