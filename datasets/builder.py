@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 
 from tuner.kernels import unpack_row
-from tuner.positions import ROW_WIDTH, has_mate_score, pack_fen, row_to_fen
+from tuner.positions import has_mate_score, pack_fen, row_to_fen
+from tuner.rows import ROW_WIDTH
 from wasp.types import KEYS
 
 FORMATS = ("c9", "bracket", "parquet")

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from datasets import builder, selfplay
-from datasets.tuning import SplitRun
+from tuner.run import SplitRun
 
 STAGES = ("games", "data", "tune", "sprt", "report")
 # the shipped sample's games (datasets/README.md): the quick loop tunes on them and its own

@@ -168,9 +168,8 @@ def cmd_error(args):
 def cmd_run(args):
     import os
 
-    from datasets.tuning import VALID_FILE, SplitRun
     from tuner.positions import DataError
-    from tuner.run import Run, RunConfig
+    from tuner.run import VALID_FILE, Run, RunConfig, SplitRun
 
     split = bool(args.valid_data) or (args.resume and os.path.exists(
         os.path.join(args.dir, VALID_FILE)))

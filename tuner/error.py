@@ -14,8 +14,8 @@ import numpy as np
 from numba import njit, prange
 
 from tuner.kernels import unpack_row
-from tuner.positions import ROW_WIDTH
 from tuner.qsearch import BUF_WIDTH, QPLY, resolve
+from tuner.rows import ROW_WIDTH
 from wasp.bitboards import tables
 from wasp.evaluate import clear_caches, evaluate, new_eval_cache
 from wasp.position import State, new_state

@@ -1,4 +1,4 @@
-"""Kernels between packed rows (`tuner.positions`) and the core's `State`.
+"""Kernels between packed rows (`tuner.rows`) and the core's `State`.
 
 `unpack_row` writes row j of a packed array into a scratch State (history length 0); with
 ``with_key`` false the key is left 0, which makes the evaluation cache miss (its entries are
@@ -8,7 +8,7 @@ only trusted for a nonzero key), so no stale score can ever be read from it.
 import numpy as np
 from numba import njit
 
-from tuner.positions import R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
+from tuner.rows import R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
 from wasp.bitboards import ONE, U64, ZERO, tables
 from wasp.position import compute_key, in_check, new_state
 from wasp.types import (

@@ -1,9 +1,7 @@
 """Labelled positions for tuning: EPD and PGN loading, the packed row form, and the load cache.
 
-A position is stored as one packed row of `ROW_WIDTH` uint8 (`pack_fen`, `unpack_row` in
-`tuner.kernels`): bytes 0..31 hold the 64 squares two to a byte (low nibble the even square,
-piece codes as in `wasp.types`, 12 empty), then the side to move, the castling bits and the
-en-passant square (64 when none). A million positions take 36 MB.
+A position is stored as one packed row of `ROW_WIDTH` uint8 (layout in `tuner.rows`; `pack_fen`
+here, `unpack_row` in `tuner.kernels`).
 
 Results are white's score: 1, 0.5 or 0. EPD lines carry them as ``c9 "1-0";``,
 ``c9 "1/2-1/2";``, ``[1.0]``, ``[0.5]``, ``[0.0]`` or a trailing ``1-0``; PGN positions take
@@ -20,9 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ROW_WIDTH = 36
-R_SIDE, R_CASTLE, R_EP = 32, 33, 34
-NO_EP = 64
+from tuner.rows import NO_EP, R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
+
 CACHE_VERSION = 2
 
 _PIECE_CODE = np.full(256, 255, dtype=np.uint8)

@@ -10,7 +10,8 @@ Files in the run directory:
 - ``state.json``: where the run stands (W, pass, next parameter, rows written), replaced
   atomically after each parameter; ``leaves.npz``: the leaves of the current resolution (and
   the W they were resolved with); ``gradient-<pass>.npz``: the float weights and moments of the
-  gradient methods after that epoch.
+  gradient methods after that epoch;
+- ``valid_data.json`` (a `SplitRun` only): the validation files.
 
 Everything a pass does is a function of the saved state, so a resumed run finishes with exactly
 the parameters an uninterrupted one would.
@@ -29,6 +30,7 @@ from tuner.positions import load_many
 from wasp import params as P
 
 HISTORY_COLUMNS = ["pass", "parameter", "old", "new", "e_train", "e_valid", "time"]
+VALID_FILE = "valid_data.json"  # a SplitRun's validation files
 PASS_COLUMNS = ["pass", "moved", "e_train", "e_valid", "e_train_qsearch", "e_valid_qsearch",
                 "time"]
 
@@ -317,6 +319,41 @@ class Run:
             self.state["elapsed"] = time.time() - t_start
             self._save()
         return self.W
+
+
+class SplitRun(Run):
+    """A `Run` whose validation set is given as files (split by game), not drawn at random.
+
+    Its training set is the run's data files, its validation set the files listed in
+    ``valid_data.json`` in the run directory (written by `SplitRun.create_split`).
+    ``wasp-tune run TRAIN -valid-data VALID``, its ``--resume`` and ``wasp-tune loop`` use it.
+    """
+
+    @classmethod
+    def create_split(cls, run_dir, config, valid_data):
+        """Create the run directory (as `Run.create`) and record the validation files."""
+        missing = [p for p in valid_data if not os.path.exists(p)]
+        if missing:
+            raise FileNotFoundError(f"validation file not found: {missing[0]}")
+        config.valid = 0.0
+        run = cls.create(run_dir, config)
+        with open(run.path(VALID_FILE), "w", encoding="utf-8") as f:
+            json.dump({"valid_data": [os.path.abspath(p) for p in valid_data]}, f, indent=2)
+        return run
+
+    def valid_files(self):
+        with open(self.path(VALID_FILE), encoding="utf-8") as f:
+            return list(json.load(f)["valid_data"])
+
+    def load_data(self):
+        """Training set: the data files (first `limit` positions); validation: the given files."""
+        c = self.config
+        train = load_many(c.data, skip_bad=c.skip_bad, skip_plies=c.skip_plies)
+        if c.limit:
+            train = train.subset(np.arange(min(c.limit, len(train))))
+        valid = load_many(self.valid_files(), skip_bad=c.skip_bad, skip_plies=c.skip_plies)
+        self._train, self._valid = train, valid
+        return type(train).concat([train, valid])
 
 
 def history(run_dir):

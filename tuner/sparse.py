@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from tuner.error import CHUNK
 from tuner.kernels import unpack_row
-from tuner.positions import ROW_WIDTH
+from tuner.rows import ROW_WIDTH
 from wasp import params as P
 from wasp.bitboards import tables
 from wasp.evaluate import (

@@ -1,5 +1,7 @@
-"""tuner.run and wasp-tune: the run directory, SIGKILL and --resume, the CLI's errors and help."""
+"""tuner.run and wasp-tune: the run directory, SIGKILL and --resume, the CLI's errors and help,
+a validation set given as files (SplitRun)."""
 
+import json
 import os
 import signal
 import subprocess
@@ -12,6 +14,8 @@ import pytest
 
 from tests.conftest import DATA, ROOT
 from tuner import cli
+from tuner.positions import load
+from tuner.run import VALID_FILE, SplitRun
 from wasp import params as P
 
 EPD = str(DATA / "tuner_quiet_200.epd")
@@ -151,3 +155,27 @@ def test_min_count_leaves_rare_weights_alone(tmp_path):
     assert 0 < len(tuned) < 768
     moved = np.nonzero(P.load(d / "params.txt") != P.default_weights())[0]
     assert len(moved) > 0 and set(moved.tolist()) <= tuned
+
+
+def _head(src, dst, n):
+    lines = src.read_text().splitlines(keepends=True)[:n]
+    dst.write_text("".join(lines))
+    return dst
+
+
+def test_run_with_valid_data_uses_the_files_as_they_are(tmp_path):
+    sample = ROOT / "datasets" / "sample"
+    train = _head(sample / "train.epd", tmp_path / "train.epd", 300)
+    valid = _head(sample / "valid.epd", tmp_path / "valid.epd", 60)
+    run_dir = tmp_path / "run"
+    assert cli.main(["run", str(train), "-valid-data", str(valid), "-dir", str(run_dir),
+                     "-params", "pawn_value", "tempo", "-max-passes", "1", "-threads", "1",
+                     "-quiet"]) == 0
+    assert json.loads((run_dir / VALID_FILE).read_text())["valid_data"] == [str(valid)]
+    run = SplitRun.open(run_dir)
+    run.load_data()
+    assert len(run._train) == 300 and len(run._valid) == 60
+    assert np.array_equal(run._valid.rows, load(valid, use_cache=False).rows)
+    # --resume picks the split run up again from the run directory
+    assert cli.main(["run", "-dir", str(run_dir), "--resume", "-max-passes", "1",
+                     "-quiet"]) == 0
