@@ -60,8 +60,8 @@ def ebf(depth):
 
 def wac(every, time_ms):
     from wasp.board import Position
-    from wasp.epd import read_suite
     from wasp.driver import Limits, Searcher
+    from wasp.epd import read_suite
 
     records = read_suite(WAC)[::every]
     s = Searcher(64)

@@ -45,16 +45,29 @@ BENCH_FENS = (
 )
 
 
-def bench(depth=None, hash_mb: int = 16, verbose: bool = True) -> int:
-    """Search every bench position to `depth` (default BENCH_DEPTH); print the signature."""
+def bench(depth=None, hash_mb: int = 16, verbose: bool = True, settings=()) -> int:
+    """Search every bench position to `depth` (default BENCH_DEPTH); print the signature.
+    `settings`: engine options as (name, value) pairs (EvalFile, SearchFile, a search
+    parameter, ...), applied before Hash = `hash_mb`."""
+    import sys
+
     from wasp.board import Position
-    from wasp.driver import Limits, Searcher
+    from wasp.driver import Limits
+    from wasp.engine import Engine
     from wasp.evaluate import E_EVAL, EC_WIDTH, PAWN_ENTRIES, cache_stats
     from wasp.warmup import warmup
 
     depth = BENCH_DEPTH if depth is None else max(1, int(depth))
     warmup()
-    searcher = Searcher(hash_mb)
+    engine = Engine()
+    try:
+        for message in engine.configure([*settings, ("Hash", hash_mb)]):
+            print(message)
+    except ValueError as e:
+        print(f"wasp bench: {e}", file=sys.stderr)
+        return 1
+    engine.load()
+    searcher = engine.searcher
     total_nodes = 0
     total_time = 0.0
     probes = {"pawn": [0, 0], "eval": [0, 0]}  # [probes, hits] summed over the positions

@@ -201,6 +201,21 @@ class Position:
     def is_fifty_moves(self) -> bool:
         return self.halfmove_clock >= 100
 
+    def game_over(self) -> tuple[str, str] | None:
+        """(result, reason) when the game has ended by the rules, else None."""
+        if not self.legal_move_codes():
+            if self.is_check():
+                winner = "Black" if self.turn == WHITE else "White"
+                return ("0-1" if winner == "Black" else "1-0"), f"checkmate, {winner} wins"
+            return "1/2-1/2", "stalemate"
+        if self.is_insufficient_material():
+            return "1/2-1/2", "draw by insufficient material"
+        if self.is_repetition(3):
+            return "1/2-1/2", "draw by threefold repetition"
+        if self.is_fifty_moves():
+            return "1/2-1/2", "draw by the fifty-move rule"
+        return None
+
     def is_capture(self, text: str) -> bool:
         m = self.parse_uci(text)
         to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK

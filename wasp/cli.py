@@ -47,6 +47,7 @@ def _parser():
 
     pb = sub.add_parser("bench", help="search the bench positions to a fixed depth")
     pb.add_argument("depth", nargs="?", type=int, default=None)
+    _engine_options(pb)
 
     pe = sub.add_parser("epd", help="run a test suite with bm/am operations")
     pe.add_argument("file")
@@ -74,26 +75,77 @@ def _parser():
                     help="your colour: w, b or r (random); default w")
     pp.add_argument("--time", type=float, default=5.0,
                     help="the engine's seconds per move (default 5)")
+    pp.add_argument("--depth", type=int, help="search to this depth instead of --time")
     pp.add_argument("--fen", help="start from this position")
-    pp.add_argument("--book", help="a Polyglot book for the engine's opening moves")
     pp.add_argument("--pgn", help="where to save the game (default wasp-game-<time>.pgn)")
+    _engine_options(pp)
 
     pg = sub.add_parser("gui", help="serve a board in the browser (play and watch the engine)")
     pg.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     pg.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only)")
+    _engine_options(pg)
 
     sub.add_parser("warmup", help="compile every kernel into the numba cache "
                                   "(and the engine's Python files to bytecode)")
     return p
 
 
+class _Setting(argparse.Action):
+    """Collects engine options, in command-line order, as (UCI name, value) pairs."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        settings = list(getattr(namespace, "engine_settings", None) or [])
+        if option_string == "--option":
+            name, eq, value = values.partition("=")
+            if not eq or not name.strip():
+                parser.error(f"--option expects NAME=VALUE, got {values!r}")
+            settings.append((name.strip(), value))
+        elif option_string == "--book":
+            settings += [("BookFile", values), ("OwnBook", "true")]
+        else:
+            settings.append((self.metavar, values))
+        namespace.engine_settings = settings
+
+
+def _engine_options(parser) -> None:
+    """The engine options of `play` and `gui`: the UCI options, as flags."""
+    g = parser.add_argument_group("engine options (as the UCI options of the same names)")
+    g.add_argument("--book", action=_Setting, metavar="BookFile",
+                   help="a Polyglot book for the engine's opening moves")
+    g.add_argument("--eval-file", action=_Setting, metavar="EvalFile",
+                   help="evaluation parameters (a `wasp-tune run` params.txt; default: the "
+                        "built-in tuned values)")
+    g.add_argument("--search-file", action=_Setting, metavar="SearchFile",
+                   help="search parameters, `Name = value` lines (default: built in)")
+    g.add_argument("--hash", action=_Setting, metavar="Hash", help="hash table MB (default 16)")
+    g.add_argument("--option", action=_Setting, metavar="NAME=VALUE",
+                   help="any UCI option, e.g. --option RazorMargin1=150 (repeatable)")
+    parser.set_defaults(engine_settings=[])
+
+
 def _engine():
+    """The engine on stdin/stdout: xboard (CECP) when the GUI's first word is `xboard`,
+    else UCI."""
+    import itertools
+
     from wasp import warmup
-    from wasp.uci import main as uci_main
 
     warmup.start_background()  # the kernels load while the GUI says `uci`
-    code = uci_main()
+    lines = iter(sys.stdin)
+    first = []
+    for line in lines:  # blank lines before the first command are skipped
+        if line.strip():
+            first = [line]
+            break
+    if first and first[0].strip() == "xboard":
+        from wasp.xboard import main as protocol_main
+    else:
+        from wasp.uci import main as protocol_main
+    try:
+        code = protocol_main(itertools.chain(first, lines))
+    except KeyboardInterrupt:
+        code = 0
     warmup.exit_now_if_loading(code)  # `quit` came before they were loaded
     return code
 
@@ -137,7 +189,7 @@ def main(argv=None):
     if args.command == "bench":
         from wasp.benchmark import bench
 
-        return bench(args.depth)
+        return bench(args.depth, settings=args.engine_settings)
     if args.command == "epd":
         from wasp.epd import run_suite
 
@@ -151,7 +203,7 @@ def main(argv=None):
     if args.command == "gui":
         from wasp.gui import serve
 
-        return serve(host=args.host, port=args.port)
+        return serve(host=args.host, port=args.port, engine_settings=args.engine_settings)
     if args.command == "play":
         from wasp.play import main as play_main
 

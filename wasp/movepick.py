@@ -10,15 +10,16 @@ from numba import njit
 from wasp.bitboards import U64
 from wasp.searchparams import (
     N_SEARCH_PARAMS,
+    ORDER_HASH,
+    ORDER_UNDER_PROMO,
     P_HISTORY_MAX,
     P_ORDER_BAD_CAPTURE,
     P_ORDER_COUNTER,
     P_ORDER_GOOD_CAPTURE,
     P_ORDER_GOOD_HISTORY,
-    P_ORDER_HASH,
     P_ORDER_KILLER,
     P_ORDER_QUEEN_PROMO,
-    P_ORDER_UNDER_PROMO,
+    TECHNIQUES,
 )
 from wasp.see import captured_type, see_ge0
 from wasp.types import (
@@ -90,15 +91,12 @@ F_DELTA = 17
 F_MATE_DISTANCE = 18
 N_TECHNIQUES = 19
 
-FLAG_NAMES = (
-    "Aspiration", "PVS", "TTCutoff", "IID", "Razoring", "StandPat", "NullMove",
-    "NullVerify", "Futility", "LMR", "CheckExt", "Pawn7Ext", "FractionalExt", "Killers",
-    "Countermove", "History", "QSearchSEE", "DeltaPruning", "MateDistance",
-)
+FLAG_NAMES = TECHNIQUES
+assert len(FLAG_NAMES) == N_TECHNIQUES
 
 assert N_SEARCH_PARAMS <= SD_KILLERS - SD_PARAMS
 # The ordering score bands and the history limit are search parameters (OrderHash, ...,
-# HistoryMax), read from SD[SD_PARAMS + P_*].
+# HistoryMax), read from SD[SD_PARAMS + P_*]; the hash move scores ORDER_HASH.
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -125,7 +123,7 @@ def _order_score(T, S, m, hash_move, noisy_only, k0, k1, k2, use_killers, counte
                  SD):
     """The ordering score of one move (the Order* bands of the search parameters)."""
     if m == hash_move:
-        return SD[SD_PARAMS + P_ORDER_HASH]
+        return ORDER_HASH
     victim = captured_type(S, m)
     promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
     if victim >= 0 or promo == QUEEN:
@@ -137,7 +135,7 @@ def _order_score(T, S, m, hash_move, noisy_only, k0, k1, k2, use_killers, counte
             return SD[SD_PARAMS + P_ORDER_GOOD_CAPTURE] + mvv_lva
         return SD[SD_PARAMS + P_ORDER_BAD_CAPTURE] + mvv_lva
     if promo:
-        return SD[SD_PARAMS + P_ORDER_UNDER_PROMO] + promo
+        return ORDER_UNDER_PROMO + promo
     if use_killers:
         if m == k0:
             return SD[SD_PARAMS + P_ORDER_KILLER] + 3

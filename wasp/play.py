@@ -2,16 +2,20 @@
 
 Type moves as you would write them (`e4`, `Nxe4`, `Rdf8`, `Qh4xe1`, `exd6e.p.`, `e8Q`,
 `O-O` or `0-0`); `undo` takes back your last move, `hint` asks the engine, `board`
-redraws, `q` resigns. The game is saved as PGN when it ends.
+redraws, `q` resigns. The game is saved as PGN when it ends. The engine is a
+`wasp.engine.Engine`, so its options (a book, EvalFile, SearchFile, Hash, any search
+parameter) are the UCI engine's.
 """
 
 import datetime
 import random
 import sys
 
-from wasp.board import IllegalMoveError, Position
+from wasp.board import IllegalMoveError, Position, move_to_uci
+from wasp.engine import Engine, score_white
 from wasp.fen import STARTING_FEN
-from wasp.san import line_to_san, numbered, parse_san, to_san
+from wasp.pgn import pgn_text
+from wasp.san import line_to_san, parse_san, to_san
 from wasp.types import EMPTY, MAILBOX, PIECE_CHARS, WHITE
 
 HELP = ("moves in SAN (e4, Nf3, exd5, O-O, e8=Q) or UCI (e2e4); "
@@ -33,75 +37,47 @@ def draw_board(position: Position, flipped: bool) -> str:
     return "\n".join(rows)
 
 
-def game_over(position: Position):
-    """(result, reason) when the game has ended, else None."""
-    if not position.legal_move_codes():
-        if position.is_check():
-            winner = "Black" if position.turn == WHITE else "White"
-            return ("0-1" if winner == "Black" else "1-0"), f"checkmate, {winner} wins"
-        return "1/2-1/2", "stalemate"
-    if position.is_insufficient_material():
-        return "1/2-1/2", "draw by insufficient material"
-    if position.is_repetition(3):
-        return "1/2-1/2", "draw by threefold repetition"
-    if position.is_fifty_moves():
-        return "1/2-1/2", "draw by the fifty-move rule"
-    return None
-
-
-def pgn_text(start_fen, sans, headers) -> str:
-    """A PGN game from SAN moves (headers in the standard order)."""
-    lines = [f'[{k} "{v}"]' for k, v in headers.items()]
-    if start_fen != STARTING_FEN:
-        lines += ['[SetUp "1"]', f'[FEN "{start_fen}"]']
-    words = numbered(Position(start_fen), sans) + [headers["Result"]]
-    text, line = [], ""
-    for w in words:  # wrap at 80 columns
-        if len(line) + len(w) + 1 > 80:
-            text.append(line)
-            line = w
-        else:
-            line = f"{line} {w}" if line else w
-    text.append(line)
-    return "\n".join(lines) + "\n\n" + "\n".join(text) + "\n"
-
-
 class TerminalGame:
     """One game; input and output are injectable for tests."""
 
     def __init__(self, side="w", seconds=5.0, fen=STARTING_FEN, book=None, pgn_path=None,
-                 read=input, write=print, rng=None):
+                 read=input, write=print, rng=None, engine=None, depth=None):
         rng = rng or random.Random()
         if side == "r":
             side = rng.choice("wb")
         self.human = WHITE if side == "w" else 1 - WHITE
         self.seconds = seconds
+        self.depth = depth  # a fixed depth instead of the time per move
+        self.last_report = ""  # what the engine said about its last move
         self.start_fen = fen
         self.position = Position(fen)
         self.codes: list[int] = []
         self.read, self.write = read, write
-        self.book = book
+        self.engine = engine or Engine()
+        if book is not None:
+            self.engine.book, self.engine.own_book = book, True
         self.rng = rng
         self.pgn_path = pgn_path or datetime.datetime.now().strftime("wasp-game-%Y%m%d-%H%M%S.pgn")
-        self._searcher = None
-
-    @property
-    def searcher(self):
-        if self._searcher is None:
-            from wasp.driver import Searcher
-
-            self._searcher = Searcher()
-        return self._searcher
 
     def engine_move(self, seconds) -> int:
-        if self.book is not None:
-            choice = self.book.choose(self.position, self.rng)
-            if choice:
-                return self.position.parse_uci(choice)
-        from wasp.driver import Limits
-
-        result = self.searcher.search(self.position, Limits(movetime=int(seconds * 1000)))
-        return self.position.parse_uci(result.best)
+        """The engine's move in the current position: from the book, else a search (to
+        `self.depth`, or for `seconds`); `last_report` says how it was found."""
+        engine = self.engine
+        engine.set_position(self.start_fen, [move_to_uci(c) for c in self.codes])
+        choice = engine.book_move(self.rng)
+        self.last_report = "book"
+        if choice is None:
+            answer = []
+            limit = {"depth": self.depth} if self.depth else {"movetime": int(seconds * 1000)}
+            engine.go(**limit, use_book=False,
+                      on_done=lambda best, ponder, result: answer.append((best, result)))
+            engine.wait()
+            choice, result = answer[0]
+            if result is not None:
+                self.last_report = (f"depth {result.depth}, "
+                                    f"{score_white(result.score, self.position.turn)}, "
+                                    f"{result.nodes} nodes")
+        return self.position.parse_uci(choice)
 
     def show(self):
         self.write(draw_board(self.position, flipped=self.human != WHITE))
@@ -112,7 +88,7 @@ class TerminalGame:
         self.show()
         result, reason = "*", "unfinished"
         while True:
-            over = game_over(self.position)
+            over = self.position.game_over()
             if over:
                 result, reason = over
                 break
@@ -147,7 +123,7 @@ class TerminalGame:
                 self.push(code)
             else:
                 code = self.engine_move(self.seconds)
-                self.write(f"wasp plays {to_san(self.position, code)}")
+                self.write(f"wasp plays {to_san(self.position, code)}  ({self.last_report})")
                 self.push(code)
                 self.show()
         self.write(f"Game over: {reason} ({result})")
@@ -188,19 +164,14 @@ class TerminalGame:
 
 
 def main(args) -> int:
-    book = None
-    if args.book:
-        from wasp.book import Book
-
-        try:
-            book = Book(args.book)
-        except (OSError, ValueError) as e:
-            print(f"wasp play: {e}", file=sys.stderr)
-            return 2
+    """`wasp play`: the engine configured from the command line (see `wasp.cli`)."""
+    engine = Engine()
     try:
-        game = TerminalGame(args.side, args.time, args.fen or STARTING_FEN, book, args.pgn)
+        engine.configure(args.engine_settings)
+        game = TerminalGame(args.side, args.time, args.fen or STARTING_FEN, pgn_path=args.pgn,
+                            engine=engine, depth=args.depth)
     except ValueError as e:
         print(f"wasp play: {e}", file=sys.stderr)
-        return 2
+        return 1
     game.play()
     return 0

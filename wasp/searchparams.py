@@ -13,6 +13,14 @@ per line, `#` comments; names are case-insensitive there, as UCI option names ar
 
 from dataclasses import dataclass
 
+# The search's technique switches, in the order of wasp.movepick's F_* indices: each is a UCI
+# check option (on by default) so a match can measure what it is worth.
+TECHNIQUES = (
+    "Aspiration", "PVS", "TTCutoff", "IID", "Razoring", "StandPat", "NullMove",
+    "NullVerify", "Futility", "LMR", "CheckExt", "Pawn7Ext", "FractionalExt", "Killers",
+    "Countermove", "History", "QSearchSEE", "DeltaPruning", "MateDistance",
+)
+
 
 @dataclass(frozen=True)
 class SearchParam:
@@ -24,6 +32,12 @@ class SearchParam:
 
 
 # Depths and extensions are in eighths of a ply where the meaning says so, else in plies.
+# Move ordering: the hash move comes first and under-promotions last (rules, not parameters:
+# ORDER_HASH and ORDER_UNDER_PROMO); the bands between are parameters. A band only counts by
+# where it falls among the others (and the history scores, +-HistoryMax at most), so each range
+# reaches past its neighbours. The
+# ranges keep the search finite: a check extension past one ply would extend every check of a
+# checking sequence, so it stops at 10/8; fractional ones stop at half a ply.
 PARAMS = (
     SearchParam("RazorMargin1", 175, 0, 1000, "razoring margin at depth 1 (cp below alpha)"),
     SearchParam("RazorMargin2", 250, 0, 1000, "razoring margin at depth 2 (cp below alpha)"),
@@ -54,26 +68,24 @@ PARAMS = (
                 "quiescence delta pruning: margin above the captured piece (cp)"),
     SearchParam("IidReductionPv", 3, 1, 8, "internal iterative deepening reduction, PV (plies)"),
     SearchParam("IidReduction", 4, 1, 8, "internal iterative deepening reduction, others"),
-    SearchParam("CheckExtension", 8, 0, 16, "extension of a checking move (eighths of a ply)"),
-    SearchParam("Pawn7Extension", 8, 0, 16,
+    SearchParam("CheckExtension", 8, 0, 10, "extension of a checking move (eighths of a ply)"),
+    SearchParam("Pawn7Extension", 8, 0, 10,
                 "extension of a pawn push to the 7th near the horizon (eighths of a ply)"),
     SearchParam("Pawn7Depth", 4, 0, 20, "pawn-to-7th extension up to this depth (plies)"),
-    SearchParam("CaptureExtension", 1, 0, 8, "fractional extension of captures (eighths)"),
-    SearchParam("PvExtension", 1, 0, 8, "fractional extension at PV nodes (eighths)"),
-    SearchParam("FractionalPlies", 10, 0, 64, "fractional extensions in the first N plies"),
-    SearchParam("OrderHash", 10_000_000, 0, 20_000_000, "ordering band: the hash move"),
-    SearchParam("OrderGoodCapture", 5_000_000, 0, 20_000_000,
+    SearchParam("CaptureExtension", 1, 0, 4, "fractional extension of captures (eighths)"),
+    SearchParam("PvExtension", 1, 0, 4, "fractional extension at PV nodes (eighths)"),
+    SearchParam("FractionalPlies", 10, 0, 32, "fractional extensions in the first N plies"),
+    SearchParam("OrderGoodCapture", 5_000_000, 3_000_000, 12_000_000,
                 "ordering band: captures that do not lose material (plus MVV-LVA)"),
-    SearchParam("OrderQueenPromo", 4_500_000, 0, 20_000_000,
+    SearchParam("OrderQueenPromo", 4_500_000, 3_000_000, 8_000_000,
                 "ordering band: quiet queen promotions"),
-    SearchParam("OrderKiller", 4_000_000, 0, 20_000_000, "ordering band: killer moves"),
-    SearchParam("OrderCounter", 3_900_000, 0, 20_000_000, "ordering band: the countermove"),
-    SearchParam("OrderGoodHistory", 2_000_000, 0, 20_000_000,
+    SearchParam("OrderKiller", 4_000_000, 1_500_000, 6_000_000, "ordering band: killer moves"),
+    SearchParam("OrderCounter", 3_900_000, 1_500_000, 6_000_000,
+                "ordering band: the countermove"),
+    SearchParam("OrderGoodHistory", 2_000_000, 0, 4_500_000,
                 "ordering band: quiet moves with a positive history (plus the history)"),
-    SearchParam("OrderBadCapture", 1_000_000, -10_000_000, 20_000_000,
+    SearchParam("OrderBadCapture", 1_000_000, -4_000_000, 3_000_000,
                 "ordering band: captures that lose material (plus MVV-LVA)"),
-    SearchParam("OrderUnderPromo", -3_000_000, -10_000_000, 20_000_000,
-                "ordering band: under-promotions"),
     SearchParam("HistoryMax", 900_000, 100, 4_000_000,
                 "history scores are halved when one passes this"),
     SearchParam("SeePawn", 100, 50, 200, "exchange value of a pawn (SEE, delta pruning)"),
@@ -117,14 +129,14 @@ P_PAWN7_DEPTH = INDEX["Pawn7Depth"]
 P_CAPTURE_EXT = INDEX["CaptureExtension"]
 P_PV_EXT = INDEX["PvExtension"]
 P_FRACTIONAL_PLIES = INDEX["FractionalPlies"]
-P_ORDER_HASH = INDEX["OrderHash"]
+ORDER_HASH = 10_000_000  # the hash move's score: above every band
+ORDER_UNDER_PROMO = -3_000_000  # under-promotions: below every other move
 P_ORDER_GOOD_CAPTURE = INDEX["OrderGoodCapture"]
 P_ORDER_QUEEN_PROMO = INDEX["OrderQueenPromo"]
 P_ORDER_KILLER = INDEX["OrderKiller"]
 P_ORDER_COUNTER = INDEX["OrderCounter"]
 P_ORDER_GOOD_HISTORY = INDEX["OrderGoodHistory"]
 P_ORDER_BAD_CAPTURE = INDEX["OrderBadCapture"]
-P_ORDER_UNDER_PROMO = INDEX["OrderUnderPromo"]
 P_HISTORY_MAX = INDEX["HistoryMax"]
 P_SEE = INDEX["SeePawn"]  # SeePawn .. SeeQueen, in piece-type order
 assert [p.name for p in PARAMS[P_SEE:P_SEE + 5]] == [

@@ -120,12 +120,15 @@ def test_each_linear_term_on_a_built_position(fen, name, element, expect):
 
 def test_king_safety_counts_attackers_near_the_king():
     attacked = extras("r5k1/5p1p/6pQ/6N1/8/8/5PPP/6K1 b - - 0 1")
-    assert attacked[X_KS_BLACK] > 0 and attacked[X_KS_WHITE] == 0
+    # (the tuned shield and storm weights give white's king a few units too)
+    assert attacked[X_KS_BLACK] > attacked[X_KS_WHITE] + 10
     calm = extras("r5k1/5p1p/6p1/8/8/8/5PPP/3Q2K1 b - - 0 1")
     assert calm[X_KS_BLACK] < attacked[X_KS_BLACK]
-    # the table is applied: the attacked side loses more than the attack's material explains
-    assert evaluate_white("r5k1/5p1p/6pQ/6N1/8/8/5PPP/6K1 b - - 0 1") > \
-        evaluate_white("r5k1/5p1p/6p1/8/6N1/7Q/5PPP/6K1 b - - 0 1")
+    # the table is applied: without it the attacked side (black) would stand better
+    no_table = default_weights()
+    no_table[P.KS_TABLE:P.KS_TABLE + 64] = 0
+    fen = "r5k1/5p1p/6pQ/6N1/8/8/5PPP/6K1 b - - 0 1"
+    assert evaluate_white(fen) > evaluate_white(fen, no_table)
 
 
 def test_pawn_shield_lowers_king_danger():

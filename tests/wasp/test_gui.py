@@ -587,3 +587,38 @@ def test_a_game_in_headless_chromium(server, tmp_path):
         raise
     finally:
         driver.quit()
+
+
+# -- engine options of `wasp gui` -------------------------------------------------------------
+
+ORIGINAL = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
+
+
+def _engine_analysis(settings):
+    """The analysis of the board engine's first move (white, depth 6) with these options."""
+    from wasp.gui.game import Game
+
+    game = Game("options", white={"type": "engine", "depth": 6}, engine_settings=settings)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            state = game.state()
+            if state["moves"]:
+                return state["moves"][0]["analysis"]
+            game.wait_for_change(state["version"], 1.0)
+        raise AssertionError("the engine did not move")
+    finally:
+        game.close()
+
+
+def test_board_engine_takes_an_eval_file_and_search_parameters():
+    base = _engine_analysis([])
+    assert _engine_analysis([("EvalFile", str(ORIGINAL))])["nodes"] != base["nodes"]
+    assert _engine_analysis([("NullMoveR", "1")])["nodes"] != base["nodes"]
+    assert _engine_analysis([("Hash", "1")])["depth"] == 6
+
+
+def test_cli_refuses_a_bad_engine_option_before_serving():
+    r = subprocess.run([sys.executable, "-m", "wasp.cli", "gui", "--port", "0", "--option",
+                        "NullMoveR=99"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 1 and "NullMoveR: 99 is outside its range" in r.stderr

@@ -20,14 +20,24 @@ def test_module_constants_name_the_offsets():
     assert P.KS_TABLE == P.OFFSETS["ks_table"]
 
 
-def test_wasp_material_defaults():
-    W = P.default_weights()
+def test_wasp_material_values_ship_as_a_parameter_file():
+    from tests.conftest import ROOT
+
+    W = P.load(ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt")
     expect = {"pawn_value": (85, 100), "knight_value": (335, 320), "bishop_value": (335, 325),
               "rook_value": (465, 535), "queen_value": (975, 1035), "bishop_pair": (35, 35)}
     for name, (mg, eg) in expect.items():
         assert W[P.weight_index(name)] == mg
         assert W[P.weight_index(name, phase="eg")] == eg
     assert W[P.HUNG_PIECE] == -12
+
+
+def test_defaults_are_the_tuned_set():
+    from tests.conftest import ROOT
+
+    tuned = P.load(ROOT / "datasets" / "tuned" / "union-deep-ks.txt")
+    assert np.array_equal(P.default_weights(), tuned)
+    assert P.default_weights()[P.weight_index("pawn_value")] == 71
 
 
 def test_shapes_and_linearity_are_recorded():

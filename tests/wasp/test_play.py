@@ -8,7 +8,8 @@ import pytest
 
 from tests.conftest import ROOT
 from wasp.board import Position
-from wasp.play import draw_board, game_over, pgn_text
+from wasp.pgn import pgn_text
+from wasp.play import draw_board
 
 
 def _spawn(tmp_path, *args):
@@ -72,7 +73,7 @@ def test_board_is_flipped_for_black():
     ("R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1", "1-0", "checkmate"),
 ])
 def test_game_end_messages(fen, result, reason):
-    r, why = game_over(Position(fen))
+    r, why = Position(fen).game_over()
     assert r == result and reason in why
 
 
@@ -82,3 +83,46 @@ def test_pgn_from_a_set_up_position_parses():
                      "Black": "b", "Result": "*"})
     game = chess.pgn.read_game(__import__("io").StringIO(text))
     assert [m.uci() for m in game.mainline_moves()] == ["e8d7", "e2e4"]
+
+
+# -- engine options of `wasp play` ------------------------------------------------------------
+
+ORIGINAL = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
+
+
+def _first_engine_report(settings):
+    """What the engine says of its first move (white, depth 6) with these options."""
+    from wasp.engine import Engine
+    from wasp.play import TerminalGame
+
+    engine = Engine()
+    engine.configure(settings)
+    said = []
+    game = TerminalGame("b", depth=6, engine=engine, read=lambda prompt: "q",
+                        write=said.append, pgn_path="/dev/null")
+    game.play()
+    return next(line for line in said if line.startswith("wasp plays"))
+
+
+def test_terminal_engine_takes_an_eval_file_and_search_parameters():
+    base = _first_engine_report([])
+    assert "(depth 6, " in base and " nodes)" in base
+    assert _first_engine_report([("EvalFile", str(ORIGINAL))]) != base
+    assert _first_engine_report([("NullMoveR", "1")]) != base
+
+
+def test_cli_takes_engine_options_and_refuses_bad_ones(tmp_path):
+    child = _spawn(tmp_path, "--side", "b", "--depth", "4", "--eval-file", str(ORIGINAL),
+                   "--option", "NullMoveR=2", "--hash", "8")
+    child.expect("wasp plays \\S+  \\(depth 4, ")
+    child.expect("your move: ")
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+    for args, message in ((["--option", "NullMoveR=99"], "NullMoveR: 99 is outside"),
+                          (["--eval-file", str(tmp_path / "none.txt")], "No such file"),
+                          (["--option", "Frobnicate=1"], "unknown option: Frobnicate")):
+        child = _spawn(tmp_path, *args)
+        child.expect(message)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 1

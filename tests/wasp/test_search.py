@@ -9,9 +9,8 @@ import chess
 import pytest
 
 from wasp.board import Position
-from wasp.movepick import FLAG_NAMES
 from wasp.driver import MATE, MATE_BOUND, Limits, Searcher
-from wasp.uci import TECHNIQUES
+from wasp.movepick import FLAG_NAMES
 
 MATES = [
     ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
@@ -51,10 +50,6 @@ def test_mates_found_with_every_technique_off(fen, n, move):
         s.set_technique(name, False)
     r = s.search(Position(fen), Limits(depth=2 * n + 1))
     assert r.score >= MATE_BOUND and r.best == move
-
-
-def test_uci_options_match_the_search_switches():
-    assert tuple(TECHNIQUES) == tuple(FLAG_NAMES)
 
 
 def test_no_legal_move_gives_null_bestmove(searcher):
@@ -198,3 +193,18 @@ def test_cached_kernels_reload_in_a_fresh_process():
         assert r.returncode == 0, r.stderr[-2000:]
     sig = [[ln for ln in r.stdout.splitlines() if ln.startswith("Nodes searched")] for r in runs]
     assert sig[0] and sig[0] == sig[1]
+
+
+def test_search_module_holds_kernels_only():
+    """wasp/search.py: numbered steps and the root search as numba kernels; the driver (classes,
+    threads, the clock) is wasp.driver's."""
+    import ast
+
+    from tests.conftest import ROOT
+
+    tree = ast.parse((ROOT / "wasp" / "search.py").read_text())
+    assert not [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            assert any(d.startswith("njit") for d in decorators), node.name

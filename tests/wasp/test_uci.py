@@ -14,7 +14,8 @@ import chess.engine
 import pytest
 
 from tests.wasp.helpers import stolen_seconds
-from wasp.uci import TECHNIQUES, UciEngine
+from wasp.searchparams import TECHNIQUES
+from wasp.uci import UciEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_CMD = [sys.executable, "-m", "wasp.cli"]
@@ -253,11 +254,11 @@ def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
         board.push_uci(out.lines[-1].split()[1])
         board.push(sorted(board.legal_moves, key=lambda m: m.uci())[0])
     if lag_ms:
-        assert lag_ms * 0.8 <= e.lag_ms <= lag_ms * 1.2
+        assert lag_ms * 0.8 <= e.engine.lag_ms <= lag_ms * 1.2
     else:
-        assert e.lag_ms < 50
+        assert e.engine.lag_ms < 50
     e.handle("ucinewgame")  # a new game starts afresh
-    assert e.last_go is None
+    assert e.engine.last_think is None
     e.handle("quit")
 
 
@@ -341,3 +342,56 @@ def test_games_against_fairymax():
     finally:
         wasp.quit()
         fairy.quit()
+
+
+# -- options of the engine layer ------------------------------------------------------------
+
+ORIGINAL = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
+
+
+def _search_report(e, out, *setup):
+    """(nodes of the last depth-7 line, bestmove line) after the setup commands."""
+    for line in ("ucinewgame", *setup):
+        e.handle(line)
+    out.best.clear()
+    e.handle("position startpos moves e2e4")
+    e.handle("go depth 7")
+    assert out.best.wait(120)
+    info = [ln for ln in out.lines if ln.startswith("info depth 7 ") and " pv " in ln][-1]
+    return int(info.split(" nodes ")[1].split()[0]), out.lines[-1]
+
+
+def test_uci_lists_every_search_parameter_as_a_spin():
+    from wasp.searchparams import PARAMS
+
+    out = _Out()
+    UciEngine(out=out).handle("uci")
+    lines = "".join(out.lines).splitlines()
+    for p in PARAMS:
+        assert f"option name {p.name} type spin default {p.default} min {p.lo} max {p.hi}" \
+            in lines
+    assert "option name SearchFile type string default <empty>" in lines
+
+
+def test_eval_file_and_a_search_parameter_change_what_uci_reports(tmp_path):
+    out = _Out()
+    e = UciEngine(out=out)
+    base = _search_report(e, out)
+    original = _search_report(e, out, f"setoption name EvalFile value {ORIGINAL}")
+    assert any(f"EvalFile {ORIGINAL} loaded" in ln for ln in out.lines)
+    assert original[0] != base[0]
+    assert _search_report(e, out, "setoption name EvalFile value <empty>") == base
+    null_r = _search_report(e, out, "setoption name NullMoveR value 1")
+    assert null_r[0] != base[0]
+    searchfile = tmp_path / "search.txt"
+    searchfile.write_text("NullMoveR = 3\nRazorMargin1 = 60\n")
+    from_file = _search_report(e, out, f"setoption name SearchFile value {searchfile}")
+    assert from_file[0] not in (base[0], null_r[0])
+    n = len(out.lines)
+    e.handle("setoption name RazorMargin1 value 99999")
+    e.handle("setoption name Razormargin7 value 1")
+    said = "".join(out.lines[n:])
+    assert "RazorMargin1: 99999 is outside its range 0..1000" in said
+    assert "unknown option: Razormargin7" in said
+    assert _search_report(e, out) == from_file  # the refused values changed nothing
+    e.handle("quit")

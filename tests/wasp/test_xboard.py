@@ -216,7 +216,51 @@ def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
         clock -= (time.monotonic() - t0) * 1000 + lag_ms - 100
         board.push_uci(out.lines[-1].split()[1])
     if lag_ms:
-        assert lag_ms * 0.8 <= e.lag_ms <= lag_ms * 1.2 + 10
+        assert lag_ms * 0.8 <= e.engine.lag_ms <= lag_ms * 1.2 + 10
     else:
-        assert e.lag_ms < 50
+        assert e.engine.lag_ms < 50
     e.handle("quit")
+
+
+# -- options of the engine layer ------------------------------------------------------------
+
+ORIGINAL = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
+
+
+def _thinking(session, *setup):
+    """(nodes of the engine's depth-6 thinking line, its move) as white after `setup`."""
+    for line in ("new", *setup, "post", "sd 6", "go"):
+        session.send(line)
+    session.send("ping 1")
+    lines = []
+    while True:
+        line = session.expect("")
+        lines.append(line)
+        if line.startswith("move "):
+            break
+    sixes = [ln.split() for ln in lines if ln.split()[:1] == ["6"]]
+    return int(sixes[-1][3]), lines[-1]
+
+
+def test_xboard_declares_the_options_and_they_change_what_it_plays_or_posts(session, tmp_path):
+    from wasp.searchparams import PARAMS
+
+    session.send("protover 2")
+    features = ""
+    while "done=1" not in features:
+        features += session.expect("feature ")
+    for p in PARAMS:
+        assert f'option="{p.name} -spin {p.default} {p.lo} {p.hi}"' in features
+    for name in ("EvalFile -file", "SearchFile -file", "MultiPV -spin", "OwnBook -check",
+                 "NullMove -check 1"):
+        assert f'option="{name}' in features
+    base = _thinking(session)
+    original = _thinking(session, f"option EvalFile={ORIGINAL}")
+    assert original[0] != base[0]
+    assert _thinking(session, "option EvalFile=") == base
+    null_r = _thinking(session, "option NullMoveR=1")
+    assert null_r[0] != base[0]
+    session.send("option NullMoveR=3")
+    session.send("option NullMoveR=42")
+    assert "NullMoveR: 42 is outside its range" in session.expect("Error (")
+    assert _thinking(session) == base

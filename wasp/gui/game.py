@@ -1,8 +1,10 @@
 """One game on the browser board: the position, who plays each side, and the engine's thread.
 
 The HTTP handlers only call the methods here; each takes the game's lock, so a move, an undo
-and the engine's answer never interleave. The engine searches a copy of the position outside
-the lock; an answer that arrives after the game moved on (undo, new settings) is dropped.
+and the engine's answer never interleave. The engine (a `wasp.engine.Engine`, with the options
+`wasp gui` was started with: book, EvalFile, SearchFile, Hash, search parameters) searches a
+copy of the position outside the lock; an answer that arrives after the game moved on (undo,
+new settings) is dropped.
 """
 
 import datetime
@@ -11,15 +13,15 @@ import time
 from dataclasses import dataclass
 
 from wasp.board import IllegalMoveError, Position, move_to_uci
+from wasp.engine import Engine, score_white
 from wasp.fen import STARTING_FEN
-from wasp.play import game_over, pgn_text
+from wasp.pgn import pgn_text
 from wasp.san import line_to_san, to_san
 from wasp.san import numbered as san_numbered
 
 MOVETIME_RANGE = (50, 600_000)  # milliseconds per move
 DEPTH_RANGE = (1, 40)
 DEFAULT_MOVETIME = 1000
-HASH_MB = 16
 INFO_INTERVAL = 0.25  # seconds between live-search updates to the page
 ENGINE_GAP = 0.4  # at least this many seconds between moves of engine against engine
 
@@ -76,11 +78,9 @@ class Player:
             return f"Wasp-Py (depth {self.depth})"
         return f"Wasp-Py ({self.movetime / 1000:g} s/move)"
 
-    def limits(self):
-        from wasp.driver import Limits
-
-        return Limits(depth=self.depth) if self.depth is not None else Limits(
-            movetime=self.movetime)
+    def limits(self) -> dict:
+        """The engine's `go` limits for this player."""
+        return {"depth": self.depth} if self.depth is not None else {"movetime": self.movetime}
 
 
 def _int_in(value, bounds, name) -> int:
@@ -101,17 +101,6 @@ def check_fen(fen) -> Position:
         return Position(fen)
     except ValueError as e:  # the parser names the problem
         raise RequestError(str(e)) from None
-
-
-def score_text(score: int, turn: int) -> str:
-    """An engine score (centipawns for the side to move) as White sees it: +0.35, #3, #-2."""
-    from wasp.driver import MATE, MATE_BOUND
-
-    white = score if turn == 0 else -score
-    if abs(white) >= MATE_BOUND:
-        moves = (MATE - abs(white) + 1) // 2
-        return f"#{moves}" if white > 0 else f"#-{moves}"
-    return f"{white / 100:+.2f}"
 
 
 def numbered(position: Position, sans: list[str]) -> str:
@@ -135,7 +124,8 @@ def pv_san(position: Position, pv: list[str]) -> list[str]:
 class Game:
     """A game: position, history in SAN with the engine's analysis, players, engine thread."""
 
-    def __init__(self, game_id: str, fen: str = STARTING_FEN, white=None, black=None):
+    def __init__(self, game_id: str, fen: str = STARTING_FEN, white=None, black=None,
+                 engine_settings=()):
         start = check_fen(fen)
         self.id = game_id
         self.start_fen = start.fen()
@@ -154,7 +144,8 @@ class Game:
         self.closed = False
         self._last_push = 0.0
         self.cond = threading.Condition()
-        self._searcher = None
+        self.engine_settings = list(engine_settings)
+        self._engine = None  # built by the engine thread when first needed
         self._thread = threading.Thread(target=self._engine_loop, name=f"wasp-gui-{game_id}",
                                         daemon=True)
         self._thread.start()
@@ -165,7 +156,7 @@ class Game:
         self.cond.notify_all()
 
     def over(self):
-        return game_over(self.position)
+        return self.position.game_over()
 
     def _engine_to_move(self) -> bool:
         return (not self.closed and not self.paused and self.over() is None
@@ -285,8 +276,8 @@ class Game:
         with self.cond:
             if not self.thinking:
                 raise RequestError("the engine is not thinking", 409)
-            if self._searcher is not None:
-                self._searcher.stop()
+            if self._engine is not None:
+                self._engine.move_now()
 
     def pgn(self) -> str:
         with self.cond:
@@ -312,8 +303,8 @@ class Game:
     def _stop_search(self) -> None:
         """Drop the running search's answer (caller holds the lock)."""
         self.epoch += 1
-        if self.thinking and self._searcher is not None:
-            self._searcher.stop()
+        if self.thinking and self._engine is not None:
+            self._engine.stop(wait=False)
         self.thinking, self.live = False, None
 
     def _engine_loop(self) -> None:
@@ -329,20 +320,23 @@ class Game:
                         continue
                 epoch = self.epoch
                 snapshot = self.position.copy()
+                moves = [m["uci"] for m in self.moves]
                 player = self.players[snapshot.turn]
-                if self._searcher is None:
-                    from wasp.driver import Searcher
-
-                    self._searcher = Searcher(HASH_MB)
-                searcher = self._searcher
                 self.thinking, self.live, self.engine_error = True, None, None
                 self._changed()
+            answer, errors = [], []
             try:
-                result = searcher.search(snapshot, player.limits(),
-                                         on_info=self._info_callback(snapshot, epoch))
-                error = None
+                engine = self._engine_for_game()
+                engine.set_position(self.start_fen, moves)
+                engine.go(**player.limits(), on_info=self._info_callback(snapshot, epoch),
+                          on_done=lambda best, ponder, result, out=answer: out.append(
+                              (best, result)),
+                          on_error=errors.append)
+                engine.wait()
             except Exception as e:  # shown on the page; the server keeps serving
-                result, error = None, f"engine failed: {type(e).__name__}: {e}"
+                errors.append(f"engine failed: {type(e).__name__}: {e}")
+            best, result = answer[0] if answer else ("0000", None)
+            error = errors[0] if errors else None
             with self.cond:
                 self.thinking, self.live = False, None
                 if epoch != self.epoch:
@@ -350,20 +344,32 @@ class Game:
                     continue
                 if error is None:
                     try:
-                        code = self.position.parse_uci(result.best)
+                        code = self.position.parse_uci(best)
                     except IllegalMoveError:
-                        error = f"engine returned an illegal move {result.best!r}"
+                        error = f"engine returned an illegal move {best!r}"
                 if error is not None:
                     self.engine_error = error
                     self.paused = True
                     self._changed()
                     continue
-                pv = pv_san(self.position, result.pv)
-                analysis = {"score": score_text(result.score, self.position.turn),
-                            "depth": result.depth, "nodes": result.nodes,
-                            "time_ms": result.time_ms, "pv": pv,
-                            "pv_text": numbered(self.position, pv)}
+                if result is None:  # a book move
+                    analysis = {"score": "book", "depth": 0, "nodes": 0, "time_ms": 0,
+                                "pv": [to_san(self.position, code)], "pv_text": "book"}
+                else:
+                    pv = pv_san(self.position, result.pv)
+                    analysis = {"score": score_white(result.score, self.position.turn),
+                                "depth": result.depth, "nodes": result.nodes,
+                                "time_ms": result.time_ms, "pv": pv,
+                                "pv_text": numbered(self.position, pv)}
                 self._push(code, "engine", analysis)
+
+    def _engine_for_game(self) -> Engine:
+        """The game's engine, configured as the server was told (once)."""
+        if self._engine is None:
+            engine = Engine()
+            engine.configure(self.engine_settings)
+            self._engine = engine
+        return self._engine
 
     def _info_callback(self, snapshot: Position, epoch: int):
         last = [0.0]
@@ -371,18 +377,18 @@ class Game:
         def on_info(line):
             now = time.monotonic()
             if epoch != self.epoch:
-                self._searcher.stop()
+                self._engine.stop(wait=False)
                 return
             if line.bound or now - last[0] < INFO_INTERVAL:
                 return
             last[0] = now
             pv = pv_san(snapshot, line.pv)
-            live = {"score": score_text(line.score, snapshot.turn), "depth": line.depth,
+            live = {"score": score_white(line.score, snapshot.turn), "depth": line.depth,
                     "nodes": line.nodes, "time_ms": line.time_ms,
                     "pv_text": numbered(snapshot, pv)}
             with self.cond:
                 if epoch != self.epoch:  # undone or reconfigured: a stop may have been missed
-                    self._searcher.stop()
+                    self._engine.stop(wait=False)
                 elif self.thinking:
                     self.live = live
                     self._changed()

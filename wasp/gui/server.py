@@ -49,13 +49,14 @@ def _load_static() -> dict[str, tuple[bytes, str]]:
 class Games:
     """The games the server holds, by id; the oldest idle ones go when there are too many."""
 
-    def __init__(self):
+    def __init__(self, engine_settings=()):
         self._games: dict[str, Game] = {}
         self._lock = threading.Lock()
+        self.engine_settings = list(engine_settings)  # each game's engine options
 
     def create(self, body: dict) -> Game:
         game = Game(secrets.token_hex(6), body.get("fen") or _start_fen(),
-                    body.get("white"), body.get("black"))
+                    body.get("white"), body.get("black"), engine_settings=self.engine_settings)
         with self._lock:
             now = time.monotonic()
             for gid, g in list(self._games.items()):
@@ -292,14 +293,15 @@ class BoardServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False):
+    def __init__(self, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
+                 engine_settings=()):
         if ":" in host.strip("[]"):
             self.address_family = socket.AF_INET6
         super().__init__((host.strip("[]"), port), Handler)
         self.host = host
         self.verbose = verbose
         self.static = _load_static()
-        self.games = Games()
+        self.games = Games(engine_settings)
 
     @property
     def url(self) -> str:
@@ -312,14 +314,23 @@ class BoardServer(http.server.ThreadingHTTPServer):
         super().server_close()
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False) -> int:
-    """Serve the board until Ctrl-C; returns the exit code."""
+def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
+          engine_settings=()) -> int:
+    """Serve the board until Ctrl-C; returns the exit code. `engine_settings`: (UCI option
+    name, value) pairs every game's engine gets (a book, EvalFile, SearchFile, Hash, ...)."""
+    from wasp.engine import Engine
     from wasp.warmup import warmup
 
     print("Wasp-Py board: loading the engine ...", flush=True)
     warmup()
     try:
-        server = BoardServer(host, port, verbose)
+        for message in Engine().configure(engine_settings):  # bad settings: say so now
+            print(message, flush=True)
+    except ValueError as e:
+        print(f"wasp gui: {e}", file=sys.stderr)
+        return 1
+    try:
+        server = BoardServer(host, port, verbose, engine_settings)
     except OSError as e:
         print(f"wasp gui: cannot listen on {host}:{port}: {e.strerror or e}", file=sys.stderr)
         return 1

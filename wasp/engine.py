@@ -1,0 +1,568 @@
+"""The engine layer: one `Engine` behind every front end (UCI, xboard, terminal play, the browser
+board), as Stockfish's engine.cpp is behind its uci.cpp.
+
+It owns the position and the game's history, the options (hash, MultiPV, Move Overhead, the
+evaluation weights of `EvalFile`, the search parameters and `SearchFile`, the technique
+switches, the book), the time budget with the lag it learns from the clocks, the search thread
+with stop and ponder, the legal-move fall-back and the score texts. Front ends only parse their
+input and format their output.
+
+Importing this module is light (no numba): the option list is known before the kernels load,
+so a GUI gets `uciok` at once; `Engine.load()` waits for the kernels.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+from wasp.fen import STARTING_FEN
+from wasp.searchparams import PARAMS as SEARCH_PARAMS
+from wasp.searchparams import TECHNIQUES, check_value
+from wasp.searchparams import defaults as search_defaults
+
+ENGINE_NAME = "Wasp-Py 0.1"
+ENGINE_AUTHOR = "the Wasp-Py developers (after John Stanback's Wasp 1.02)"
+HASH_DEFAULT, HASH_MAX = 16, 4096
+OVERHEAD_DEFAULT, OVERHEAD_MAX = 30, 5000
+MULTIPV_MAX = 64
+EMPTY = "<empty>"  # UCI's word for an empty string option
+
+
+@dataclass(frozen=True)
+class Option:
+    """One engine option, as both protocols declare it."""
+
+    name: str
+    kind: str  # "spin", "check", "string", "file" (a path: string in UCI), "button"
+    default: object = None
+    lo: int | None = None
+    hi: int | None = None
+    meaning: str = ""
+
+    def uci(self) -> str:
+        """`option name ... type ...` (UCI)."""
+        if self.kind == "button":
+            return f"option name {self.name} type button"
+        if self.kind == "check":
+            return f"option name {self.name} type check default {str(self.default).lower()}"
+        if self.kind in ("string", "file"):
+            return f"option name {self.name} type string default {self.default or EMPTY}"
+        return (f"option name {self.name} type spin default {self.default} min {self.lo} "
+                f"max {self.hi}")
+
+    def xboard(self) -> str:
+        """The `option="..."` of a CECP `feature` line."""
+        if self.kind == "button":
+            return f'option="{self.name} -button"'
+        if self.kind == "check":
+            return f'option="{self.name} -check {int(bool(self.default))}"'
+        if self.kind in ("string", "file"):
+            return f'option="{self.name} -{self.kind} {self.default or ""}"'
+        return f'option="{self.name} -spin {self.default} {self.lo} {self.hi}"'
+
+
+OPTIONS = (
+    Option("Hash", "spin", HASH_DEFAULT, 1, HASH_MAX, "transposition table size (MB)"),
+    Option("Threads", "spin", 1, 1, 1, "search threads (Wasp-Py searches with one)"),
+    Option("MultiPV", "spin", 1, 1, MULTIPV_MAX, "principal variations to report"),
+    Option("Ponder", "check", False, meaning="the GUI may let the engine ponder"),
+    Option("Clear Hash", "button", meaning="forget the transposition table and history"),
+    Option("Move Overhead", "spin", OVERHEAD_DEFAULT, 0, OVERHEAD_MAX,
+           "milliseconds kept back per move for the GUI and the pipes"),
+    Option("EvalFile", "file", "", meaning="evaluation parameter file (wasp.params format)"),
+    Option("SearchFile", "file", "", meaning="search parameter file (Name = value lines)"),
+    Option("OwnBook", "check", False, meaning="play book moves from BookFile"),
+    Option("BookFile", "file", "", meaning="a Polyglot opening book"),
+    *(Option(name, "check", True, meaning=f"search technique {name}") for name in TECHNIQUES),
+    *(Option(p.name, "spin", p.default, p.lo, p.hi, p.meaning) for p in SEARCH_PARAMS),
+)
+_BY_NAME = {o.name.lower(): o for o in OPTIONS}
+_SEARCH_PARAM_NAMES = {p.name for p in SEARCH_PARAMS}
+
+
+def parse_bool(value) -> bool:
+    v = str(value).strip().lower()
+    if v in ("true", "on", "1", "yes"):
+        return True
+    if v in ("false", "off", "0", "no"):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def wait_for_kernels() -> None:
+    """Wait for the kernels (loading them here if no thread does): first, so that no kernel
+    module is imported by two threads at once."""
+    from wasp.warmup import warmup
+
+    warmup(kernels="engine")
+
+
+# ---------------------------------------------------------------------------
+# Score texts (scores are centipawns from the side to move's view)
+
+
+def _mate_moves(score: int) -> int | None:
+    """Moves to mate (negative: being mated), or None for a centipawn score."""
+    from wasp.search import MATE, MATE_BOUND
+
+    if abs(score) < MATE_BOUND:
+        return None
+    moves = (MATE - abs(score) + 1) // 2
+    return moves if score > 0 else -moves
+
+
+def score_uci(score: int) -> str:
+    """`cp 35` or `mate 3` / `mate -2` (UCI)."""
+    mate = _mate_moves(score)
+    return f"cp {score}" if mate is None else f"mate {mate}"
+
+
+XBOARD_MATE = 100000  # CECP: mate in N is posted as 100000 + N
+
+
+def score_xboard(score: int) -> int:
+    """The score of a CECP thinking line: centipawns, or +-(100000 + N) for mate in N."""
+    mate = _mate_moves(score)
+    if mate is None:
+        return score
+    return XBOARD_MATE + mate if mate > 0 else -XBOARD_MATE + mate
+
+
+def score_white(score: int, turn: int) -> str:
+    """The score as White sees it, for people: +0.35, #3, #-2."""
+    white = score if turn == 0 else -score
+    mate = _mate_moves(white)
+    if mate is None:
+        return f"{white / 100:+.2f}"
+    return f"#{mate}"
+
+
+# ---------------------------------------------------------------------------
+
+
+class _Search:
+    """One running search: its own stop and release events."""
+
+    def __init__(self, kind: str):
+        self.kind = kind  # "think", "ponder" (UCI go ponder) or "analyze"
+        self.stop = threading.Event()  # the search should end
+        self.release = threading.Event()  # a held result (infinite, ponder) may be delivered
+        self.abandoned = False  # end without delivering the result
+        self.thread: threading.Thread | None = None
+        self.limits = None
+        self.budget = None  # the clock budget a ponder search gets at ponderhit
+
+
+class Engine:
+    """The engine behind the front ends.
+
+    >>> e = Engine(); e.load()
+    >>> e.set_option("RazorMargin1", "150"); e.set_position(moves=["e2e4"])
+    >>> e.go(depth=6, on_done=lambda best, ponder, result: print(best))
+    >>> e.wait()
+    """
+
+    def __init__(self):
+        self.hash_mb = HASH_DEFAULT
+        self.multipv = 1
+        self.overhead = OVERHEAD_DEFAULT
+        self.ponder_allowed = False
+        self.own_book = False
+        self.book = None  # wasp.book.Book
+        self.eval_file = ""
+        self.search_file = ""
+        self.W = None  # evaluation weights from EvalFile; None: the built-in defaults
+        self.search_values = search_defaults()
+        self.techniques = dict.fromkeys(TECHNIQUES, True)
+        self.searcher = None  # wasp.driver.Searcher, built by load()
+        self.position = None  # wasp.board.Position, with the game's moves
+        self.start_fen = STARTING_FEN
+        self.lag_ms = 0.0  # clock lost outside our own thinking, learnt from the GUI's clocks
+        self.last_think = None  # [start_fen, moves, clock, inc, go_time, done_time]
+        self._search: _Search | None = None
+        self.move_source = None  # where the last delivered move came from: book, search, legal
+        self._lock = threading.Lock()  # guards _search
+
+    def __repr__(self):
+        state = "searching" if self.searching() else "idle"
+        fen = self.position.fen() if self.position is not None else self.start_fen
+        return f"<Engine {state} hash={self.hash_mb}MB multipv={self.multipv} fen={fen!r}>"
+
+    # -- loading -------------------------------------------------------------------------
+    def load(self) -> None:
+        """Load the kernels and build the searcher (once); the options set so far apply."""
+        if self.searcher is not None:
+            return
+        wait_for_kernels()
+        from wasp.board import Position
+        from wasp.driver import Searcher
+
+        searcher = Searcher(self.hash_mb)
+        searcher.multipv = self.multipv
+        for name, on in self.techniques.items():
+            searcher.set_technique(name, on)
+        searcher.set_search_params(self.search_values)
+        if self.W is not None:
+            searcher.set_weights(self.W)
+        self.searcher = searcher
+        if self.position is None:
+            self.position = Position(self.start_fen)
+
+    # -- options -------------------------------------------------------------------------
+    @staticmethod
+    def options() -> tuple[Option, ...]:
+        return OPTIONS
+
+    def set_option(self, name: str, value="") -> str | None:
+        """Set an option by name (any case); returns a message to show, or None.
+
+        ValueError names what is wrong (unknown option, a value out of range, a file that
+        cannot be read) and nothing changes.
+        """
+        option = _BY_NAME.get(name.strip().lower())
+        if option is None:
+            raise ValueError(f"unknown option: {name}")
+        name = option.name
+        value = str(value).strip()
+        if self.searching() and name not in ("Ponder",):
+            raise ValueError(f"option {name} ignored while searching")
+        if option.kind == "spin" and name in _SEARCH_PARAM_NAMES:
+            i, v = check_value(name, value)
+            self.search_values[i] = v
+            if self.searcher is not None:
+                self.searcher.set_search_param(name, v)
+            return None
+        if option.kind == "check" and name in self.techniques:
+            on = parse_bool(value)
+            self.techniques[name] = on
+            if self.searcher is not None:
+                self.searcher.set_technique(name, on)
+            return None
+        setter = getattr(self, "_set_" + name.lower().replace(" ", "_"))
+        return setter(option, value)
+
+    def configure(self, settings) -> list[str]:
+        """Set options from (name, value) pairs in order (a command line's); returns their
+        messages. ValueError names the first bad one."""
+        return [m for name, value in settings if (m := self.set_option(name, value))]
+
+    @staticmethod
+    def _spin(option: Option, value: str) -> int:
+        try:
+            v = int(value)
+        except ValueError:
+            raise ValueError(f"{option.name}: not a whole number: {value!r}") from None
+        if not option.lo <= v <= option.hi:
+            raise ValueError(f"{option.name}: {v} is outside its range "
+                             f"{option.lo}..{option.hi}")
+        return v
+
+    def _set_hash(self, option, value):
+        self.hash_mb = self._spin(option, value)
+        if self.searcher is not None:
+            self.searcher.set_hash(self.hash_mb)
+
+    def _set_threads(self, option, value):
+        self._spin(option, value)
+
+    def _set_multipv(self, option, value):
+        self.multipv = self._spin(option, value)
+        if self.searcher is not None:
+            self.searcher.multipv = self.multipv
+
+    def _set_ponder(self, option, value):
+        self.ponder_allowed = parse_bool(value)
+
+    def _set_clear_hash(self, option, value):
+        if self.searcher is not None:
+            self.searcher.clear()
+
+    def _set_move_overhead(self, option, value):
+        self.overhead = self._spin(option, value)
+
+    def _set_evalfile(self, option, value):
+        if not value or value == EMPTY:
+            self.eval_file, self.W = "", None
+            if self.searcher is not None:
+                from wasp.evaluate import default_weights
+
+                self.searcher.set_weights(default_weights())
+            return "EvalFile: the built-in evaluation"
+        from wasp import params
+
+        try:
+            W = params.load(value)  # ValueError names the file, line and parameter
+        except OSError as exc:
+            raise ValueError(f"EvalFile not loaded: {exc}") from None
+        self.eval_file, self.W = value, W
+        if self.searcher is not None:
+            self.searcher.set_weights(W)
+        return f"EvalFile {value} loaded"
+
+    def _set_searchfile(self, option, value):
+        from wasp import searchparams
+
+        if not value or value == EMPTY:
+            values = searchparams.defaults()
+            message = "SearchFile: the default search parameters"
+        else:
+            try:
+                values = searchparams.load(value)
+            except OSError as exc:
+                raise ValueError(f"SearchFile not loaded: {exc}") from None
+            message = f"SearchFile {value} loaded"
+        self.search_file = "" if not value or value == EMPTY else value
+        self.search_values = values
+        if self.searcher is not None:
+            self.searcher.set_search_params(values)
+        return message
+
+    def _set_ownbook(self, option, value):
+        self.own_book = parse_bool(value)
+
+    def _set_bookfile(self, option, value):
+        if not value or value == EMPTY:
+            self.book = None
+            return None
+        wait_for_kernels()  # wasp.book imports them
+        from wasp.book import Book
+
+        try:
+            book = Book(value)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"BookFile not loaded: {exc}") from None
+        self.book = book
+        return f"BookFile {value}: {len(book)} entries"
+
+    # -- the game ------------------------------------------------------------------------
+    def new_game(self) -> None:
+        """Forget the game and what was learnt (`ucinewgame`, xboard `new`)."""
+        self.abandon()
+        self.load()
+        self.searcher.clear()
+        self.last_think = None
+        self.set_position()
+
+    def set_position(self, fen: str | None = None, moves=()) -> str | None:
+        """The position after `moves` (UCI) from `fen` (None: the start position).
+
+        A bad FEN raises ValueError and leaves the position as it was; at an illegal move the
+        position stays at the move before it, and the returned warning names the move.
+        """
+        self.load()
+        from wasp.board import Position
+
+        start = STARTING_FEN if fen is None else fen
+        position = Position(start)
+        error = None
+        for text in moves:
+            try:
+                position.push_uci(text)
+            except ValueError:
+                error = f"illegal move {text}: position set up to the move before it"
+                break
+        self.start_fen, self.position = start, position
+        return error
+
+    def push_move(self, text: str) -> int:
+        """Play a move given in UCI or SAN; returns its code (IllegalMoveError if neither)."""
+        self.load()
+        from wasp.board import IllegalMoveError
+
+        try:
+            code = self.position.parse_uci(text)
+        except IllegalMoveError:
+            from wasp.san import parse_san
+
+            code = parse_san(self.position, text)  # IllegalMoveError says why
+        self.position.push(code)
+        return code
+
+    def undo(self) -> str:
+        """Take back the last move (IndexError when there is none)."""
+        self.load()
+        return self.position.pop()
+
+    def game_over(self):
+        """(result, reason) when the game has ended, else None."""
+        return self.position.game_over()
+
+    def book_move(self, rng=None) -> str | None:
+        """A move from the book for the current position, when OwnBook is on."""
+        if not self.own_book or self.book is None or self.position is None:
+            return None
+        return self.book.choose(self.position, rng)
+
+    # -- thinking ------------------------------------------------------------------------
+    def go(self, *, time_left=None, inc=0, movestogo=None, movetime=None, depth=None,
+           nodes=None, mate=None, infinite=False, ponder=False, analyze=False,
+           searchmoves=(), start=None, on_info=None, on_currmove=None, on_done=None,
+           on_error=None, ponder_after=False, use_book=True, learn_lag=True) -> None:
+        """Think about the current position in a worker thread.
+
+        The clock arguments are the side to move's, in milliseconds (`start`: when the
+        GUI's command arrived, time.monotonic(); the budget counts from there). `on_done(best,
+        ponder, result)` gets the move (a book move with result None; a legal move if the
+        search failed; "0000" with no legal move). An infinite or `ponder` search holds its
+        result until `stop()` or `ponderhit()`; `analyze` never delivers one. A search that
+        fails tells `on_error(text)` why (and a legal move is still delivered). With
+        `ponder_after` the thread then thinks on the expected reply until stopped. With
+        `learn_lag` False (the GUI sent no fresh clock) this move teaches the lag nothing.
+        """
+        from wasp.driver import Limits
+        from wasp.timeman import allocate
+
+        start = time.monotonic() if start is None else start
+        self.abandon()
+        self.load()
+        position = self.position.copy()
+        self._observe_lag(time_left if learn_lag else None)
+        budget = allocate(time_left, inc, movestogo, movetime,
+                          max(self.overhead, int(self.lag_ms)), infinite=infinite or analyze)
+        thinking = not (ponder or infinite or analyze)
+        if time_left is not None and thinking:
+            self.last_think = [self.start_fen, self.position.move_stack(), time_left, inc,
+                                start, None]
+        if use_book and thinking:
+            move = self.book_move()
+            if move and (not searchmoves or move in searchmoves):
+                self.move_source = "book"
+                if on_done is not None:
+                    on_done(move, None, None)
+                return
+        if depth is not None:
+            depth = max(1, int(depth))
+        if mate is not None and depth is None and time_left is None and movetime is None:
+            depth = min(2 * max(1, mate) + 8, 100)
+        limits = Limits(depth=depth, nodes=max(1, nodes) if nodes is not None else None,
+                        mate=mate, infinite=not thinking, ponder=ponder,
+                        searchmoves=list(searchmoves), start=start)
+        if not ponder:
+            limits.soft_ms, limits.hard_ms = budget.soft, budget.hard
+        search = _Search("analyze" if analyze else "ponder" if ponder else "think")
+        search.limits, search.budget = limits, budget
+        if thinking:
+            search.release.set()
+        search.thread = threading.Thread(
+            target=self._run, args=(search, position, on_info, on_currmove, on_done,
+                                    on_error, ponder_after),
+            name="wasp-search", daemon=True)
+        with self._lock:
+            self._search = search
+        search.thread.start()
+
+    def _run(self, search, position, on_info, on_currmove, on_done, on_error, ponder_after):
+        searcher = self.searcher
+        searcher.external_stop = search.stop
+        searcher.on_currmove = on_currmove
+        result, error = None, None
+        try:
+            result = searcher.search(position, search.limits, on_info=on_info)
+        except Exception as exc:  # reported; a legal move is still played
+            error = f"search error: {type(exc).__name__}: {exc}"
+            if on_error is not None:
+                on_error(error)
+        finally:
+            searcher.on_currmove = None
+        search.release.wait()
+        if search.abandoned or search.kind == "analyze" or on_done is None:
+            return
+        if self.last_think is not None and self.last_think[4] == search.limits.start:
+            self.last_think[5] = time.monotonic()
+        if result is None or result.best == "0000":
+            legal = position.legal_moves()
+            best = legal[0] if legal else "0000"
+            self.move_source = "legal"
+            on_done(best, None, result)
+            return
+        self.move_source = "search"
+        on_done(result.best, result.ponder, result)
+        if ponder_after and result.ponder and not search.stop.is_set():
+            from wasp.driver import Limits
+
+            expected = position.copy()
+            try:
+                expected.push_uci(result.best)
+                expected.push_uci(result.ponder)
+            except ValueError:
+                return
+            search.kind = "ponder"  # the hash table keeps what it finds
+            searcher.search(expected, Limits(infinite=True))
+
+    def searching(self) -> bool:
+        s = self._search
+        return s is not None and s.thread is not None and s.thread.is_alive()
+
+    def search_kind(self) -> str | None:
+        return self._search.kind if self.searching() else None
+
+    def stop(self, wait: bool = True) -> None:
+        """End the search; its result is delivered (UCI `stop`, xboard `?`). With `wait`
+        False this returns at once (the board's threads, which hold a lock the search's
+        callbacks take, use `wait()` later)."""
+        with self._lock:
+            search = self._search
+            if wait:
+                self._search = None
+        if search is None:
+            return
+        search.stop.set()
+        if self.searcher is not None:
+            self.searcher.stop()
+        search.release.set()
+        if wait and search.thread is not threading.current_thread():
+            search.thread.join()
+
+    def move_now(self) -> None:
+        """Play the best move so far, without waiting here for it."""
+        search = self._search
+        if search is not None and search.kind == "think" and self.searcher is not None:
+            self.searcher.stop()
+
+    def abandon(self) -> None:
+        """End the search without delivering its result (a new position, force, quit)."""
+        search = self._search
+        if search is not None:
+            search.abandoned = True
+        self.stop()
+
+    def wait(self, timeout=None) -> bool:
+        """Wait for the search thread to end; False if it still runs after `timeout`."""
+        search = self._search
+        if search is None or search.thread is None:
+            return True
+        search.thread.join(timeout)
+        return not search.thread.is_alive()
+
+    def ponderhit(self) -> None:
+        """The expected move was played: the ponder search goes on as a timed one."""
+        search = self._search
+        if search is None or search.kind != "ponder" or not self.searching():
+            return
+        now = time.monotonic()
+        limits, budget, searcher = search.limits, search.budget, self.searcher
+        elapsed = (now - (limits.start or searcher.search_start or now)) * 1000
+        limits.ponder = limits.infinite = False
+        search.kind = "think"
+        if budget is not None and budget.hard is not None:
+            limits.soft_ms = elapsed + budget.soft
+            searcher.hard_deadline = now + budget.hard / 1000.0
+        search.release.set()
+
+    def _observe_lag(self, clock) -> None:
+        """Learn the lag (`wasp.timeman.learn_lag`) when this move is our next one in the
+        game of our previous timed move (two plies on)."""
+        from wasp.timeman import learn_lag
+
+        last, self.last_think = self.last_think, None
+        if last is None or clock is None or last[5] is None:
+            return
+        fen, moves, lclock, linc, lgo, ldone = last
+        now = self.position.move_stack()
+        if fen != self.start_fen or len(now) != len(moves) + 2 or now[:len(moves)] != moves:
+            return
+        self.lag_ms = learn_lag(self.lag_ms, lclock, (ldone - lgo) * 1000.0, linc, clock)
+
+    def close(self) -> None:
+        self.abandon()
+
