@@ -101,20 +101,6 @@ class Line:
     pv: list[str]
     hashfull: int = 0
 
-    def score_text(self) -> str:
-        if abs(self.score) >= MATE_BOUND:
-            plies = MATE - abs(self.score)
-            moves = (plies + 1) // 2
-            return f"mate {moves if self.score > 0 else -moves}"
-        return f"cp {self.score}"
-
-    def uci(self) -> str:
-        nps = self.nodes * 1000 // max(1, self.time_ms)
-        bound = f" {self.bound}" if self.bound else ""
-        return (f"info depth {self.depth} seldepth {self.seldepth} multipv {self.multipv} "
-                f"score {self.score_text()}{bound} nodes {self.nodes} nps {nps} "
-                f"hashfull {self.hashfull} time {self.time_ms} pv {' '.join(self.pv)}")
-
 
 @dataclass
 class Result:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from wasp.fen import STARTING_FEN
 from wasp.searchparams import PARAMS as SEARCH_PARAMS
-from wasp.searchparams import TECHNIQUES, check_value
+from wasp.searchparams import TECHNIQUES, check_spin, check_value
 from wasp.searchparams import defaults as search_defaults
 
 ENGINE_NAME = "Wasp-Py 0.1"
@@ -148,6 +148,7 @@ class _Search:
         self.stop = threading.Event()  # the search should end
         self.release = threading.Event()  # a held result (infinite, ponder) may be delivered
         self.abandoned = False  # end without delivering the result
+        self.delivered = False  # the result is out: the thread is only finishing (or pondering)
         self.thread: threading.Thread | None = None
         self.limits = None
         self.budget = None  # the clock budget a ponder search gets at ponderhit
@@ -248,14 +249,7 @@ class Engine:
 
     @staticmethod
     def _spin(option: Option, value: str) -> int:
-        try:
-            v = int(value)
-        except ValueError:
-            raise ValueError(f"{option.name}: not a whole number: {value!r}") from None
-        if not option.lo <= v <= option.hi:
-            raise ValueError(f"{option.name}: {v} is outside its range "
-                             f"{option.lo}..{option.hi}")
-        return v
+        return check_spin(option.name, value, option.lo, option.hi)
 
     def _set_hash(self, option, value):
         self.hash_mb = self._spin(option, value)
@@ -469,6 +463,7 @@ class Engine:
             return
         if self.last_think is not None and self.last_think[4] == search.limits.start:
             self.last_think[5] = time.monotonic()
+        search.delivered = True
         if result is None or result.best == "0000":
             legal = position.legal_moves()
             best = legal[0] if legal else "0000"
@@ -486,12 +481,15 @@ class Engine:
                 expected.push_uci(result.ponder)
             except ValueError:
                 return
-            search.kind = "ponder"  # the hash table keeps what it finds
-            searcher.search(expected, Limits(infinite=True))
+            search.kind, search.delivered = "ponder", False  # the hash table keeps what it finds
+            if not search.stop.is_set():
+                searcher.search(expected, Limits(infinite=True))
 
     def searching(self) -> bool:
+        """Is a search running (a delivered one that is only winding up is not)?"""
         s = self._search
-        return s is not None and s.thread is not None and s.thread.is_alive()
+        return (s is not None and s.thread is not None and s.thread.is_alive()
+                and not s.delivered)
 
     def search_kind(self) -> str | None:
         return self._search.kind if self.searching() else None

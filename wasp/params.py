@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wasp.paramfile import assignments
+
 
 @dataclass(frozen=True)
 class Param:
@@ -405,20 +407,9 @@ def parse_params(text: str, base=None) -> np.ndarray:
     """W from parameter-file text; entries not given keep their value in `base` (defaults)."""
     W = default_weights() if base is None else np.array(base, dtype=np.int64)
     slots = _entry_slots()
-    seen = {}
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if "=" not in line:
-            raise ValueError(f"line {lineno}: expected 'name = value', got {raw.strip()!r}")
-        name, value = (s.strip() for s in line.split("=", 1))
+    for lineno, name, value in assignments(text):
         if name not in slots:
             raise ValueError(f"line {lineno}: unknown parameter {name!r}")
-        if name in seen:
-            raise ValueError(f"line {lineno}: parameter {name} given twice (also line "
-                             f"{seen[name]})")
-        seen[name] = lineno
         offset, size = slots[name]
         if value.startswith("["):
             if not value.endswith("]"):

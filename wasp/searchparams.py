@@ -13,6 +13,8 @@ per line, `#` comments; names are case-insensitive there, as UCI option names ar
 
 from dataclasses import dataclass
 
+from wasp.paramfile import assignments
+
 # The search's technique switches, in the order of wasp.movepick's F_* indices: each is a UCI
 # check option (on by default) so a match can measure what it is worth.
 TECHNIQUES = (
@@ -155,42 +157,37 @@ def default_search_params():
     return np.array(defaults(), dtype=np.int64)
 
 
+def check_spin(name: str, value, lo: int, hi: int) -> int:
+    """The whole number `value` of the option `name`; ValueError naming it when the value is
+    not one, or outside lo..hi."""
+    text = str(value).strip()
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError(f"{name}: not a whole number: {text!r}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{name}: {v} is outside its range {lo}..{hi}")
+    return v
+
+
 def check_value(name: str, value) -> tuple[int, int]:
     """(index, value) of `name = value`; ValueError naming an unknown name or a value that is
     not a whole number in the parameter's range."""
     p = BY_NAME.get(str(name).strip().lower())
     if p is None:
         raise ValueError(f"unknown search parameter {name!r}")
-    text = str(value).strip()
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError(f"{p.name}: not a whole number: {text!r}") from None
-    if not p.lo <= v <= p.hi:
-        raise ValueError(f"{p.name}: {v} is outside its range {p.lo}..{p.hi}")
-    return INDEX[p.name], v
+    return INDEX[p.name], check_spin(p.name, value, p.lo, p.hi)
 
 
 def parse_search_params(text: str, base=None) -> list[int]:
     """Values from search-parameter-file text; names not given keep their value in `base`
     (the defaults). ValueError names the line and what is wrong; nothing is half-applied."""
     values = list(defaults() if base is None else (int(v) for v in base))
-    seen = {}
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if "=" not in line:
-            raise ValueError(f"line {lineno}: expected 'Name = value', got {raw.strip()!r}")
-        name, value = (s.strip() for s in line.split("=", 1))
+    for lineno, name, value in assignments(text):
         try:
             i, v = check_value(name, value)
         except ValueError as e:
             raise ValueError(f"line {lineno}: {e}") from None
-        if i in seen:
-            raise ValueError(f"line {lineno}: {PARAMS[i].name} given twice (also line "
-                             f"{seen[i]})")
-        seen[i] = lineno
         values[i] = v
     return values
 

@@ -177,10 +177,8 @@ class UciEngine:
             else:
                 self.info_string(f"go: ignored {a!r}")
                 i += 1
-        engine = self.engine
-        engine.abandon()
-        engine.load()
-        white = engine.position.white_to_move
+        self.engine.load()
+        white = self.engine.position.white_to_move
         self.engine.go(
             time_left=opts.get("wtime" if white else "btime"),
             inc=opts.get("winc" if white else "binc", 0), movestogo=opts.get("movestogo"),

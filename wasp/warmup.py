@@ -55,7 +55,7 @@ def _run_kernels(everything: bool) -> None:
     # (with promotions both ways, so every branch types) loads them all.
     searcher = Searcher(1)
     pos = Position(WARMUP_FEN)
-    searcher.search(pos, Limits(depth=2), on_info=lambda line: line.uci())
+    searcher.search(pos, Limits(depth=2), on_info=lambda line: None)
     first = pos.legal_move_codes()[0]
     searcher._tt_reply(copy_state(pos.S), first)
     pos.copy().push(first)

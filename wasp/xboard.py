@@ -286,11 +286,17 @@ class XboardEngine:
         """`option NAME=VALUE` (`option NAME` for a button), for the declared options."""
         text = line.strip()[len("option"):].strip()
         name, _, value = text.partition("=")
+        analyzing = self.engine.search_kind() == "analyze"
+        if self.engine.search_kind() in ("ponder", "analyze"):
+            self.engine.abandon()  # options change between searches; analysis goes on after
         try:
             message = self.engine.set_option(name.strip(), value.strip())
         except ValueError as exc:
             self.error(str(exc), line)
             return
+        finally:
+            if analyzing:
+                self._start("analyze")
         if message:
             self.send(f"telluser {message}")
 

@@ -1,0 +1,20 @@
+"""The text format of parameter files (EvalFile, SearchFile): one `name = value` a line, `#`
+starts a comment, blank lines are skipped."""
+
+
+def assignments(text: str):
+    """(line number, name, value text) of each assignment; ValueError names a line that is
+    not one, or a name given twice."""
+    seen = {}
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "=" not in line:
+            raise ValueError(f"line {lineno}: expected 'name = value', got {raw.strip()!r}")
+        name, value = (s.strip() for s in line.split("=", 1))
+        key = name.lower()
+        if key in seen:
+            raise ValueError(f"line {lineno}: {name} given twice (also line {seen[key]})")
+        seen[key] = lineno
+        yield lineno, name, value
