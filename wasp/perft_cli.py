@@ -93,7 +93,7 @@ def check_suite(path, max_nodes=10**9, out=None):
     """Check every listed depth with count <= max_nodes; returns (passed, total)."""
     out = out or sys.stdout
     passed = total = 0
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.strip()
             if not line or line.startswith("#"):
@@ -120,8 +120,16 @@ def check_suite(path, max_nodes=10**9, out=None):
 
 
 def run(args):
+    """`wasp perft`; exit code 0, 1 (a bad suite file or a wrong count) or 2 (bad arguments)."""
     if args.epd:
+        from wasp.cli import fail, file_problem
+
+        problem = file_problem(args.epd)
+        if problem:
+            return fail("wasp perft", problem)
         passed, total = check_suite(args.epd, args.max_nodes)
+        if total == 0:
+            return fail("wasp perft", f"{args.epd}: no perft records (FEN ;D1 n ;D2 n ...)")
         return 0 if passed == total else 1
     if args.depth is None or args.depth < 1:
         print("wasp perft: --depth N (N >= 1) is required without --epd", file=sys.stderr)
