@@ -11,7 +11,9 @@
   king-safety and draw-factor terms alone);
 - ``sprt/``: the match of the tuned engine (``option.EvalFile=`` the last run's params.txt)
   against the default one, with an SPRT;
-- ``report.json``: positions, tuning time, E before and after, the SPRT result.
+- ``report.json``: positions, tuning time, E of the training and validation sets before and
+  after (``E_valid_rose``: the tuned parameters are worse on the held-out games; the report's
+  text says so), the SPRT result.
 
 A stage whose output is complete is skipped when the command runs again, and a killed stage
 resumes (the match runner's ``-resume``, the tuner's checkpoint), so after a kill the same
@@ -241,6 +243,7 @@ class Loop:
             "changed_weights": int(np.sum(W0 != W1)),
             "E_train_before": E["train"][0], "E_train_after": E["train"][1],
             "E_valid_before": E["valid"][0], "E_valid_after": E["valid"][1],
+            "E_valid_rose": bool(E["valid"][1] > E["valid"][0]),
             "sprt_games": int(len(df)), "sprt_score": float(df["score"].mean()) if len(df) else
             float("nan"), "sprt_pentanomial": penta, "sprt_llr": llr,
             "sprt_bounds": list(S.bounds()), "sprt_elo": elo, "sprt_elo_error": err,
@@ -289,7 +292,10 @@ def report_text(r) -> str:
         f"tuning: {r['passes']} passes in {r['tuning_seconds']:.1f} s, {r['changed_weights']} "
         f"weights changed, K {r['K']:.4f}",
         f"E train {r['E_train_before']:.6f} -> {r['E_train_after']:.6f}; E valid "
-        f"{r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f}",
+        f"{r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f}" + (
+            f"  WARNING: the validation E rose by {r['E_valid_after'] - r['E_valid_before']:.6f}"
+            f": the tuned parameters fit the training games, not chess (more games, -reg or "
+            f"fewer parameters)" if r['E_valid_after'] > r['E_valid_before'] else ""),
         f"SPRT tuned vs default: {r['sprt_decision']} after {r['sprt_games']} games, score "
         f"{r['sprt_score']:.3f}, Elo {r['sprt_elo']:.1f} +/- {r['sprt_elo_error']:.1f}, LLR "
         f"{r['sprt_llr']:.2f} in ({r['sprt_bounds'][0]:.2f}, {r['sprt_bounds'][1]:.2f}), "

@@ -161,3 +161,19 @@ def test_killed_loop_resumes_its_match_and_finishes(tmp_path):
     assert _games(rundir) == 24
     assert (loop_dir / "data" / "summary.json").exists()
     assert not (loop_dir / "tune").exists()
+
+
+def test_report_text_states_both_errors_and_flags_a_validation_rise():
+    from datasets.loop import report_text
+
+    rep = {"selfplay_games": 24, "positions": 100, "train": 90, "valid": 10, "passes": 2,
+           "tuning_seconds": 1.0, "changed_weights": 3, "K": 1.3, "E_train_before": 0.103,
+           "E_train_after": 0.099, "E_valid_before": 0.097, "E_valid_after": 0.096,
+           "sprt_decision": "inconclusive", "sprt_games": 8, "sprt_score": 0.5, "sprt_elo": 0.0,
+           "sprt_elo_error": 10.0, "sprt_llr": 0.0, "sprt_bounds": [-2.94, 2.94],
+           "sprt_pentanomial": [0, 0, 4, 0, 0]}
+    text = report_text(rep)
+    assert "E train 0.103000 -> 0.099000; E valid 0.097000 -> 0.096000" in text
+    assert "WARNING" not in text
+    text = report_text({**rep, "E_valid_after": 0.1})
+    assert "WARNING: the validation E rose by 0.003000" in text
