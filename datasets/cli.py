@@ -204,6 +204,37 @@ def _build_and_write(paths, args):
     return 0
 
 
+def _check_pgn(path):
+    """The first game of a PGN file must read without errors (a loop plays its own games before
+    it reads -data: a wrong file would be found only then)."""
+    import logging
+
+    import chess.pgn
+
+    _check_files([path], "PGN file")
+    logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        game = chess.pgn.read_game(f)
+    if game is None or game.errors or game.next() is None:
+        raise CliError(f"PGN file {path}: its first game has no readable moves: not PGN games")
+
+
+def _check_openings(path):
+    """An openings file (-openings) is read now: a bad line fails before any game is played
+    (and before the loop saves its settings)."""
+    if not path:
+        return
+    _check_files([path], "openings file")
+    from testing.openings import OpeningBook
+
+    try:
+        book = OpeningBook(path)
+        for i in range(len(book)):
+            book.get(i)
+    except ValueError as e:
+        raise CliError(f"openings file {e}") from None
+
+
 def _check_params(path):
     """A parameter file (-params, -engine-params) is read now, not after the games."""
     if not path:
@@ -234,7 +265,7 @@ def cmd_selfplay(argv):
         builder.check_format(args.format)
     except ValueError as e:
         raise CliError(e) from None
-    _check_files([args.openings], "openings file")
+    _check_openings(args.openings)
     _check_params(args.engine_params)
     _check_params(args.params)
     others = [["-engine", *tokens] for tokens in args.engine]
@@ -260,10 +291,10 @@ def cmd_loop(argv):
         if v is not None:
             setattr(config, f.name, v)
     if args.data is not None:
-        _check_files(args.data, "PGN file")
+        for path in args.data:
+            _check_pgn(path)
         config.extra_data = [os.path.abspath(p) for p in args.data]
-    if args.openings:
-        _check_files([args.openings], "openings file")
+    _check_openings(args.openings)
     if args.params or args.then_binary:
         from tuner.methods import select_weights
 
