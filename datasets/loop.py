@@ -176,6 +176,7 @@ class Loop:
             f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}, at most "
             f"{c.max_passes} passes, in {tdir}")
         seconds, passes = run.state.get("elapsed", time.time() - t0), run.state["pass"]
+        best_pass = (run.state.get("best") or {}).get("pass", passes)
         if c.then_binary:
             ndir = os.path.join(tdir, "nonlinear")
             second = self._tuner_run(
@@ -188,7 +189,8 @@ class Loop:
             seconds += second.state.get("elapsed", 0.0)
             passes += second.state["pass"]
         with open(os.path.join(tdir, "done.json"), "w", encoding="utf-8") as f:
-            json.dump({"tuning_seconds": seconds, "passes": passes}, f, indent=2)
+            json.dump({"tuning_seconds": seconds, "passes": passes, "best_pass": best_pass}, f,
+                      indent=2)
 
     def sprt(self):
         c = self.config
@@ -239,7 +241,7 @@ class Loop:
             "selfplay_games": int(_count_games(games_pgn)),
             "positions": data["positions"], "train": data["train"], "valid": data["valid"],
             "K": K, "tuning_seconds": round(tuned_info["tuning_seconds"], 1),
-            "passes": tuned_info["passes"],
+            "passes": tuned_info["passes"], "best_pass": tuned_info.get("best_pass"),
             "changed_weights": int(np.sum(W0 != W1)),
             "E_train_before": E["train"][0], "E_train_after": E["train"][1],
             "E_valid_before": E["valid"][0], "E_valid_after": E["valid"][1],
@@ -290,7 +292,10 @@ def report_text(r) -> str:
         f"self-play games {r['selfplay_games']}; positions {r['positions']} (train {r['train']}, "
         f"valid {r['valid']})",
         f"tuning: {r['passes']} passes in {r['tuning_seconds']:.1f} s, {r['changed_weights']} "
-        f"weights changed, K {r['K']:.4f}",
+        f"weights changed, K {r['K']:.4f}" + (
+            f" (the parameters of pass {r['best_pass']}, the lowest validation E; 0: the "
+            f"defaults)" if r.get("best_pass") is not None and r["best_pass"] != r["passes"]
+            else ""),
         f"E train {r['E_train_before']:.6f} -> {r['E_train_after']:.6f}; E valid "
         f"{r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f}" + (
             f"  WARNING: the validation E rose by {r['E_valid_after'] - r['E_valid_before']:.6f}"
