@@ -88,3 +88,27 @@ def test_a_file_that_cannot_be_used_gives_one_line_and_the_documented_code(tmp_p
     errors = [ln for ln in r.stderr.splitlines() if "error" in ln]
     assert errors, where
     assert os.path.basename(path) in errors[-1] or path in errors[-1], where
+
+
+HELP = [
+    ([*WASP, "--help"], True), ([*WASP, "uci", "--help"], False),
+    ([*WASP, "perft", "--help"], True), ([*WASP, "bench", "--help"], True),
+    ([*WASP, "epd", "--help"], True), ([*WASP, "eval", "--help"], False),
+    ([*WASP, "book", "--help"], False), ([*WASP, "book", "build", "--help"], True),
+    ([*WASP, "book", "probe", "--help"], True), ([*WASP, "play", "--help"], True),
+    ([*WASP, "gui", "--help"], True), ([*WASP, "warmup", "--help"], False),
+    ([*TUNE, "--help"], True), ([*TUNE, "run", "--help"], True),
+    ([*TUNE, "k", "--help"], True), ([*TUNE, "error", "--help"], True),
+    ([*TUNE, "data", "--help"], True), ([*TUNE, "data", "selfplay", "--help"], True),
+    ([*TUNE, "loop", "--help"], True), ([*MATCH, "--help"], True),
+]
+
+
+@pytest.mark.parametrize("argv,has_defaults", HELP, ids=[" ".join(h[0][2:]) for h in HELP])
+def test_help_of_every_subcommand_describes_it_with_an_example(argv, has_defaults):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "xample" in r.stdout, r.stdout
+    if has_defaults:
+        assert "default" in r.stdout, r.stdout
