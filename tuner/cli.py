@@ -7,6 +7,7 @@ parameter file); ``data`` (labelled sets from games, self-play) and ``loop`` (se
 
 import argparse
 import sys
+import textwrap
 import time
 
 from wasp.cli import EXIT_INPUT, EXIT_USAGE, fail, file_problem
@@ -159,7 +160,7 @@ def build_parser():
              "Print E, the mean squared error of the predicted results, for a parameter file: "
              "with the full quiescence search and with the leaves the tuner uses.",
              ERROR_EXAMPLES)):
-        p = sub.add_parser(name, help=text, description=desc, epilog=ex,
+        p = sub.add_parser(name, help=text, description=textwrap.fill(desc, 79), epilog=ex,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         _add_data_flags(p)
         p.add_argument("-params", "--params", default="", help="parameter file (default: "

@@ -63,8 +63,11 @@ def _example(*lines):
 
 
 def _sub(sub, name, help_, description, example):
-    return sub.add_parser(name, help=help_, description=description, epilog=example,
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    """A subcommand whose help has a description (wrapped), its options and an example."""
+    import textwrap
+
+    return sub.add_parser(name, help=help_, description=textwrap.fill(description, 79),
+                          epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def _parser():
