@@ -304,6 +304,9 @@ def main(argv=None) -> int:
     if args.command is None:
         ap.print_help()
         return 0
+    import logging
+
+    logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # bad games: DataError, counted
     try:
         return {"run": cmd_run, "k": cmd_k, "error": cmd_error}[args.command](args)
     except CliError as e:

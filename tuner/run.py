@@ -216,6 +216,8 @@ class Run:
         if self._train is None:
             ps = self.load_data()
             log(f"data: {ps.summary()}; train {len(self._train)}, valid {len(self._valid)}")
+            if len(self._train) == 0:
+                raise ValueError(f"no training positions in {', '.join(c.data)}")
         train, valid = self._train, self._valid
         sc = Scorer(c.threads)
         if not self.K:
