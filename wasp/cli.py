@@ -189,6 +189,12 @@ def _book(args):
             problem = file_problem(path)
             if problem:
                 return fail("wasp book build", problem)
+        parent = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(parent):
+            return fail("wasp book build", f"-o {args.output}: the directory {parent} does not "
+                                           f"exist", EXIT_USAGE)
+        if os.path.isdir(args.output):
+            return fail("wasp book build", f"-o {args.output}: is a directory", EXIT_USAGE)
         import logging
 
         from wasp.book import build
