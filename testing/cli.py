@@ -503,9 +503,15 @@ def _json_engine(i: int, e) -> dict:
             opts = {o["name"]: o["value"] for o in opts}
         except (TypeError, KeyError):
             raise UsageError(f"{where}: options must be an object or name/value list") from None
+    if not isinstance(opts, dict):
+        raise UsageError(f"{where}: options must be an object or name/value list")
     d["options"] = opts
     if "args" in d and isinstance(d["args"], str):
         d["args"] = d["args"].split()
+    if "args" in d and not (
+        isinstance(d["args"], list) and all(isinstance(a, (str, int, float)) for a in d["args"])
+    ):
+        raise UsageError(f"{where}: args must be a list of strings (or one string)")
     for k in ("protocol",):
         if k in d:
             d["proto"] = d.pop(k)

@@ -84,6 +84,8 @@ def test_unknown_keys_in_a_config_file_are_refused_by_name(capsys, tmp_path):
         ({"engines": [engine, engine], "sprt": {"elo0": 0, "elo1": 5, "alfa": 0.1}},
          "-sprt: unknown key 'alfa'"),
         ({"engines": [engine, engine], "draw": {"movenumbr": 40}}, "unknown key 'movenumbr'"),
+        ({"engines": [engine, {**engine, "options": 5}]}, "options must be an object"),
+        ({"engines": [engine, {**engine, "args": 5}]}, "args must be a list"),
     ):
         path = tmp_path / "match.json"
         path.write_text(json.dumps(conf))
