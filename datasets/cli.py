@@ -4,6 +4,8 @@ import argparse
 import os
 import sys
 
+from wasp.cli import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+
 DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn more.pgn -o sets/a            # sets/a/train.epd, valid.epd, summary
   wasp-tune data runs/x/games.pgn -o sets/b -max-per-game 20 -valid 0.2 -format bracket
@@ -16,6 +18,8 @@ Positions: after -skip-plies plies and after the book moves, not in check, no ma
 the move's {score/depth time} comment, quiet (the tuner's quiescence search returns the static
 evaluation), de-duplicated by Zobrist key, at most -max-per-game per game; the validation set
 is a fraction of the games. Bad games are reported (file:line: game N: reason) and skipped.
+
+exit codes: 0 ok, 1 a file that cannot be used (or no positions in it), 2 a bad command line
 """
 
 LOOP_EXAMPLES = """examples:
@@ -29,8 +33,27 @@ Stages (subdirectories of -dir): games/ (self-play, match runner), data/ (train.
 valid.epd split by game), tune/ (a tuner run directory; tune/nonlinear/ the -then-binary
 run), sprt/ (tuned against default with option.EvalFile= the last run's params.txt), then
 report.json. Settings are saved in loop.json on the first run; later runs read them from
-there.
+there. The report gives E of the training and validation sets before and after tuning and
+says so when the validation E rose.
+
+exit codes: 0 ok, 1 a file that cannot be used or a stage that failed, 2 a bad command line
 """
+
+
+class CliError(Exception):
+    """A mistake the user can fix: one line on stderr and exit `code`."""
+
+    def __init__(self, message, code=EXIT_INPUT):
+        super().__init__(str(message))
+        self.code = code
+
+
+def _check_files(paths, what="file", text=True):
+    for path in paths:
+        if path:
+            problem = file_problem(path, text=text)
+            if problem:
+                raise CliError(f"{what} {problem}")
 
 
 def _build_flags(p):
@@ -47,12 +70,13 @@ def _build_flags(p):
                    help="at most N positions per game, a seeded random choice (0: all)")
     p.add_argument("-valid", "--valid", type=float, default=0.1,
                    help="fraction of the games held out for validation (default 0.1)")
-    p.add_argument("-seed", "--seed", type=int, default=1, help="cap and split seed")
+    p.add_argument("-seed", "--seed", type=int, default=1, help="cap and split seed (default 1)")
     p.add_argument("-params", "--params", default="",
                    help="parameter file for the quiet test (default: built-in values)")
     p.add_argument("-format", "--format", default="c9", choices=["c9", "bracket", "parquet"],
                    help='c9: FEN c9 "1-0"; (default), bracket: FEN [1.0], parquet (pyarrow)')
-    p.add_argument("-threads", "--threads", type=int, default=2, help="worker threads")
+    p.add_argument("-threads", "--threads", type=int, default=2,
+                   help="worker threads (default 2)")
 
 
 def data_parser():
@@ -76,11 +100,12 @@ def selfplay_parser():
     g.add_argument("-nodes", "--nodes", type=int, default=2000,
                    help="nodes per move (default 2000)")
     g.add_argument("-tc", "--tc", default="", help="time control instead, e.g. 5+0.05")
-    p.add_argument("-concurrency", "--concurrency", type=int, default=2)
+    p.add_argument("-concurrency", "--concurrency", type=int, default=2,
+                   help="games played at once (default 2)")
     p.add_argument("-openings", "--openings", default="",
                    help="openings EPD/PGN (default: datasets/openings-uho-5000.epd)")
     p.add_argument("-engine-params", "--engine-params", default="",
-                   help="EvalFile for our engine")
+                   help="EvalFile for our engine (default: the built-in values)")
     p.add_argument("-engine", "--engine", nargs="+", action="append", default=[],
                    metavar="KEY=VALUE",
                    help="another engine, as wasp-match takes it (cmd=... name=... option.X=..."
@@ -164,18 +189,63 @@ def _build_and_write(paths, args):
     try:
         builder.check_format(args.format)
     except ValueError as e:
-        raise SystemExit(f"wasp-tune data: error: {e}") from None
-    for p in paths:
-        if not os.path.isfile(p):
-            raise SystemExit(f"wasp-tune data: error: no such file: {p}")
+        raise CliError(e) from None
+    _check_files(paths, "PGN file")
+    _check_params(args.params)
     config = _build_config(args)
     ds = builder.build(paths, config, log=print)
+    if len(ds) == 0:
+        raise CliError(f"no positions from {', '.join(paths)}: nothing written")
     s = builder.write(ds, args.out, args.format, config)
     print(builder.summary_text(s))
     print(f"wrote {os.path.join(args.out, s['files']['train'])} and "
           f"{os.path.join(args.out, s['files']['valid'])} "
           f"({os.path.join(args.out, 'summary.json')})")
     return 0
+
+
+def _check_pgn(path):
+    """The first game of a PGN file must read without errors (a loop plays its own games before
+    it reads -data: a wrong file would be found only then)."""
+    import logging
+
+    import chess.pgn
+
+    _check_files([path], "PGN file")
+    logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        game = chess.pgn.read_game(f)
+    if game is None or game.errors or game.next() is None:
+        raise CliError(f"PGN file {path}: its first game has no readable moves: not PGN games")
+
+
+def _check_openings(path):
+    """An openings file (-openings) is read now: a bad line fails before any game is played
+    (and before the loop saves its settings)."""
+    if not path:
+        return
+    _check_files([path], "openings file")
+    from testing.openings import OpeningBook
+
+    try:
+        book = OpeningBook(path)
+        for i in range(len(book)):
+            book.get(i)
+    except ValueError as e:
+        raise CliError(f"openings file {e}") from None
+
+
+def _check_params(path):
+    """A parameter file (-params, -engine-params) is read now, not after the games."""
+    if not path:
+        return
+    _check_files([path], "parameter file")
+    from wasp import params as P
+
+    try:
+        P.load(path)
+    except ValueError as e:
+        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
 
 
 def cmd_data(argv):
@@ -194,7 +264,10 @@ def cmd_selfplay(argv):
     try:
         builder.check_format(args.format)
     except ValueError as e:
-        raise SystemExit(f"wasp-tune data selfplay: error: {e}") from None
+        raise CliError(e) from None
+    _check_openings(args.openings)
+    _check_params(args.engine_params)
+    _check_params(args.params)
     others = [["-engine", *tokens] for tokens in args.engine]
     try:
         pgn = selfplay.selfplay(args.out, args.games, nodes=0 if args.tc else args.nodes,
@@ -202,7 +275,7 @@ def cmd_selfplay(argv):
                                 openings=args.openings, seed=args.seed,
                                 params=args.engine_params, others=others)
     except (RuntimeError, ValueError) as e:
-        raise SystemExit(f"wasp-tune data selfplay: error: {e}") from None
+        raise CliError(e) from None
     return _build_and_write([pgn], args)
 
 
@@ -218,12 +291,27 @@ def cmd_loop(argv):
         if v is not None:
             setattr(config, f.name, v)
     if args.data is not None:
+        for path in args.data:
+            _check_pgn(path)
         config.extra_data = [os.path.abspath(p) for p in args.data]
+    _check_openings(args.openings)
+    if args.params or args.then_binary:
+        from tuner.methods import select_weights
+
+        for flag, globs in (("-params", args.params), ("-then-binary", args.then_binary)):
+            try:
+                select_weights(globs or [])
+            except ValueError as e:
+                raise CliError(f"{flag}: {e}", EXIT_USAGE) from None
+    if args.method is not None and args.method not in ("binary", "local", "adam", "adagrad"):
+        raise CliError(f"-method: {args.method!r} (binary, local, adam or adagrad)", EXIT_USAGE)
+    if os.path.exists(args.dir) and not os.path.isdir(args.dir):
+        raise CliError(f"-dir {args.dir}: not a directory", EXIT_USAGE)
     try:
         loop = Loop(args.dir, config, quiet_matches=args.quiet)
         rep = loop.run(until=args.until)
-    except (RuntimeError, ValueError, FileNotFoundError) as e:
-        raise SystemExit(f"wasp-tune loop: error: {e}") from None
+    except (RuntimeError, ValueError, OSError) as e:
+        raise CliError(e) from None
     if rep is not None:
         print(f"done: {os.path.join(args.dir, 'report.json')}")
     return 0
@@ -232,12 +320,14 @@ def cmd_loop(argv):
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
-        print("usage: wasp-tune {data,loop} ... (see wasp-tune data --help, wasp-tune loop "
-              "--help)")
-        return 2
-    if argv[0] == "data":
-        return cmd_data(argv[1:])
-    if argv[0] == "loop":
-        return cmd_loop(argv[1:])
-    print(f"wasp-tune: unknown subcommand {argv[0]!r}", file=sys.stderr)
-    return 2
+        return fail("wasp-tune", "a subcommand is needed: data or loop (see wasp-tune data "
+                                 "--help, wasp-tune loop --help)", EXIT_USAGE)
+    commands = {"data": cmd_data, "loop": cmd_loop}
+    if argv[0] not in commands:
+        return fail("wasp-tune", f"unknown subcommand {argv[0]!r}", EXIT_USAGE)
+    prog = "wasp-tune data selfplay" if argv[:2] == ["data", "selfplay"] else \
+        f"wasp-tune {argv[0]}"
+    try:
+        return commands[argv[0]](argv[1:])
+    except CliError as e:
+        return fail(prog, e, e.code)

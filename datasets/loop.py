@@ -11,7 +11,9 @@
   king-safety and draw-factor terms alone);
 - ``sprt/``: the match of the tuned engine (``option.EvalFile=`` the last run's params.txt)
   against the default one, with an SPRT;
-- ``report.json``: positions, tuning time, E before and after, the SPRT result.
+- ``report.json``: positions, tuning time, E of the training and validation sets before and
+  after (``E_valid_rose``: the tuned parameters are worse on the held-out games; the report's
+  text says so), the SPRT result.
 
 A stage whose output is complete is skipped when the command runs again, and a killed stage
 resumes (the match runner's ``-resume``, the tuner's checkpoint), so after a kill the same
@@ -174,6 +176,7 @@ class Loop:
             f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}, at most "
             f"{c.max_passes} passes, in {tdir}")
         seconds, passes = run.state.get("elapsed", time.time() - t0), run.state["pass"]
+        best_pass = (run.state.get("best") or {}).get("pass", passes)
         if c.then_binary:
             ndir = os.path.join(tdir, "nonlinear")
             second = self._tuner_run(
@@ -186,7 +189,8 @@ class Loop:
             seconds += second.state.get("elapsed", 0.0)
             passes += second.state["pass"]
         with open(os.path.join(tdir, "done.json"), "w", encoding="utf-8") as f:
-            json.dump({"tuning_seconds": seconds, "passes": passes}, f, indent=2)
+            json.dump({"tuning_seconds": seconds, "passes": passes, "best_pass": best_pass}, f,
+                      indent=2)
 
     def sprt(self):
         c = self.config
@@ -237,10 +241,11 @@ class Loop:
             "selfplay_games": int(_count_games(games_pgn)),
             "positions": data["positions"], "train": data["train"], "valid": data["valid"],
             "K": K, "tuning_seconds": round(tuned_info["tuning_seconds"], 1),
-            "passes": tuned_info["passes"],
+            "passes": tuned_info["passes"], "best_pass": tuned_info.get("best_pass"),
             "changed_weights": int(np.sum(W0 != W1)),
             "E_train_before": E["train"][0], "E_train_after": E["train"][1],
             "E_valid_before": E["valid"][0], "E_valid_after": E["valid"][1],
+            "E_valid_rose": bool(E["valid"][1] > E["valid"][0]),
             "sprt_games": int(len(df)), "sprt_score": float(df["score"].mean()) if len(df) else
             float("nan"), "sprt_pentanomial": penta, "sprt_llr": llr,
             "sprt_bounds": list(S.bounds()), "sprt_elo": elo, "sprt_elo_error": err,
@@ -287,9 +292,15 @@ def report_text(r) -> str:
         f"self-play games {r['selfplay_games']}; positions {r['positions']} (train {r['train']}, "
         f"valid {r['valid']})",
         f"tuning: {r['passes']} passes in {r['tuning_seconds']:.1f} s, {r['changed_weights']} "
-        f"weights changed, K {r['K']:.4f}",
+        f"weights changed, K {r['K']:.4f}" + (
+            f" (the parameters of pass {r['best_pass']}, the lowest validation E; 0: the "
+            f"defaults)" if r.get("best_pass") is not None and r["best_pass"] != r["passes"]
+            else ""),
         f"E train {r['E_train_before']:.6f} -> {r['E_train_after']:.6f}; E valid "
-        f"{r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f}",
+        f"{r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f}" + (
+            f"  WARNING: the validation E rose by {r['E_valid_after'] - r['E_valid_before']:.6f}"
+            f": the tuned parameters fit the training games, not chess (more games, -reg or "
+            f"fewer parameters)" if r['E_valid_after'] > r['E_valid_before'] else ""),
         f"SPRT tuned vs default: {r['sprt_decision']} after {r['sprt_games']} games, score "
         f"{r['sprt_score']:.3f}, Elo {r['sprt_elo']:.1f} +/- {r['sprt_elo_error']:.1f}, LLR "
         f"{r['sprt_llr']:.2f} in ({r['sprt_bounds'][0]:.2f}, {r['sprt_bounds'][1]:.2f}), "

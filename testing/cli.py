@@ -1,7 +1,8 @@
 """``wasp-match``: the command line, with cutechess-cli/fastchess flag names.
 
 Every flag is parsed and checked before any game starts; a bad one is named
-with the reason and the exit status is 2.
+with the reason and the exit status is 2; a file that cannot be used (-config,
+-openings, -resume) is named with the reason and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -25,29 +26,36 @@ Plays engine matches (UCI or xboard engines as subprocesses), commits every game
 to a SQLite run store, and reports Elo, nElo, pentanomial counts and the SPRT.
 
 Engines:
-  -engine KEY=VALUE ...   one engine; keys: cmd= name= proto=uci|xboard dir= arg=
+  -engine KEY=VALUE ...   one engine; keys: cmd= name= (default: the command's name)
+                          proto=uci|xboard (default uci) dir= arg= (one per argument)
                           option.NAME=VALUE tc=[moves/]time[+inc] st= nodes= depth=
-                          timemargin=MS restart=on|off startup=SECONDS
+                          (one of tc, st, nodes, depth is needed) timemargin=MS (default 0)
+                          restart=on|off (default off) startup=SECONDS (the time to answer
+                          uci/isready or send xboard features; default 15)
   -each KEY=VALUE ...     the same keys, applied to every engine
-  -config FILE            engines and settings as JSON (also -config file=FILE)
+  -config FILE            engines and settings as JSON (also -config file=FILE): the keys
+                          are the flags' names ("concurrency": 2, "openings": {"file": ...},
+                          "engines": [{"cmd": ..., "options": {...}}]); unknown keys are refused
 
 Schedule:
   -tournament gauntlet|roundrobin   (default roundrobin)
-  -rounds N -games N      games per encounter = rounds x games
+  -rounds N -games N      games per encounter = rounds x games (default 1 x 1)
   -repeat                 game pairs: each opening twice, colours swapped
   -concurrency N          games played at once (default 1)
   -openings file=F [format=epd|pgn] [order=random|sequential] [plies=N] [start=N]
-  -srand N                seed of the random opening order
-  -event NAME -site NAME  PGN tags
+                          (defaults: format from the file name, order sequential, all the
+                          PGN moves, start 1; EPD lines starting with # are comments)
+  -srand N                seed of the random opening order (default: a random seed)
+  -event NAME -site NAME  PGN tags (default ?)
 
-Adjudication:
-  -draw movenumber=N movecount=N score=CP
-  -resign movecount=N score=CP [twosided=true|false]
+Adjudication (default: none):
+  -draw movenumber=N movecount=N score=CP     (defaults 0, 1, 0)
+  -resign movecount=N score=CP [twosided=true|false]   (defaults 1, 1000, false)
   -maxmoves N
 
 Statistics:
   -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]
-  -ratinginterval N       print the report every N games (0: only at the end)
+  -ratinginterval N       print the report every N games (default 10; 0: only at the end)
 
 Output and runs:
   -pgnout FILE  -epdout FILE  -log FILE
@@ -63,11 +71,40 @@ Example:
       -each proto=uci tc=10+0.1 option.Hash=16 -rounds 200 -repeat -concurrency 2 \\
       -openings file=UHO_4060_v2.epd format=epd order=random -srand 42 \\
       -sprt elo0=0 elo1=5 -pgnout games.pgn -recover
+  wasp-match -engine cmd=wasp name=wasp -engine cmd=fairymax proto=xboard \\
+      -each tc=10+0.1 startup=60 -rounds 10 -repeat
+
+Exit codes: 0 done, 1 a file that cannot be used (-config, -openings, -resume) or
+an engine that failed, 2 a bad flag or setting, 130 interrupted.
 """
 
 
 class UsageError(Exception):
-    pass
+    """A bad flag or setting (exit status 2)."""
+
+    code = 2
+
+
+class InputError(UsageError):
+    """A file that cannot be used: missing, a directory, not of its kind (exit status 1)."""
+
+    code = 1
+
+
+def _input_file(where: str, path: str) -> str:
+    """`path` if it is a readable, non-empty file; else InputError naming it."""
+    if not os.path.exists(path):
+        raise InputError(f"{where}: {path}: no such file")
+    if os.path.isdir(path):
+        raise InputError(f"{where}: {path}: is a directory, not a file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1)
+    except OSError as e:
+        raise InputError(f"{where}: {path}: cannot read: {e.strerror}") from None
+    if not head:
+        raise InputError(f"{where}: {path}: the file is empty")
+    return path
 
 
 KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt"}
@@ -336,8 +373,7 @@ def build_config(raw: dict) -> MatchConfig:
         _check_keys("-openings", o, {"file", "format", "order", "plies", "start", "policy"})
         if "file" not in o:
             raise UsageError("-openings: file= is required")
-        if not os.path.isfile(str(o["file"])):
-            raise UsageError(f"-openings: file {o['file']!r} not found")
+        _input_file("-openings", str(o["file"]))
         fmt = o.get("format")
         if fmt is not None and fmt not in ("epd", "pgn"):
             raise UsageError(f"-openings: format={fmt!r} (expected epd or pgn)")
@@ -419,16 +455,30 @@ def _dask_address(v) -> str:
     return addr
 
 
+# keys of a -config file: the flags' names (-config and -resume excepted)
+CONFIG_KEYS = (
+    {f[1:] for f in KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS} - {"engine", "config", "resume"}
+) | {"engines"}
+
+
 def load_config_file(path: str) -> dict:
+    _input_file("-config", path)
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except OSError as e:
-        raise UsageError(f"-config: cannot read {path!r}: {e.strerror}") from None
+        raise InputError(f"-config: cannot read {path!r}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"-config: {path}: not a text file (JSON expected)") from None
     except json.JSONDecodeError as e:
-        raise UsageError(f"-config: {path!r} is not valid JSON: {e}") from None
+        raise InputError(f"-config: {path}:{e.lineno}: not valid JSON: {e.msg}") from None
     if not isinstance(data, dict):
-        raise UsageError(f"-config: {path!r} must hold a JSON object")
+        raise InputError(f"-config: {path}: must hold a JSON object")
+    bad = sorted(set(data) - CONFIG_KEYS)
+    if bad:
+        raise UsageError(
+            f"-config: {path}: unknown key {bad[0]!r} (known: {', '.join(sorted(CONFIG_KEYS))})"
+        )
     engines = data.get("engines", [])
     if not isinstance(engines, list):
         raise UsageError("-config: 'engines' must be a list")
@@ -453,15 +503,24 @@ def _json_engine(i: int, e) -> dict:
             opts = {o["name"]: o["value"] for o in opts}
         except (TypeError, KeyError):
             raise UsageError(f"{where}: options must be an object or name/value list") from None
+    if not isinstance(opts, dict):
+        raise UsageError(f"{where}: options must be an object or name/value list")
     d["options"] = opts
     if "args" in d and isinstance(d["args"], str):
         d["args"] = d["args"].split()
+    if "args" in d and not (
+        isinstance(d["args"], list) and all(isinstance(a, (str, int, float)) for a in d["args"])
+    ):
+        raise UsageError(f"{where}: args must be a list of strings (or one string)")
     for k in ("protocol",):
         if k in d:
             d["proto"] = d.pop(k)
     bad = sorted(set(d) - (ENGINE_KEYS | {"args", "options"}))
     if bad:
-        raise UsageError(f"{where}: unknown key {bad[0]!r}")
+        raise UsageError(
+            f"{where}: unknown key {bad[0]!r} (known: "
+            f"{', '.join(sorted(ENGINE_KEYS - {'arg'} | {'args', 'options'}))})"
+        )
     return d
 
 
@@ -500,12 +559,12 @@ def prepare(argv: list[str]):
         from .store import DB_NAME, RunStore
 
         if not os.path.isfile(os.path.join(rundir, DB_NAME)):
-            raise UsageError(f"-resume: {rundir!r} holds no run ({DB_NAME} missing)")
+            raise InputError(f"-resume: {rundir!r} holds no run ({DB_NAME} missing)")
         store = RunStore(rundir)
         saved = store.get_meta("config")
         store.close()
         if saved is None:
-            raise UsageError(f"-resume: {rundir!r} has no saved settings")
+            raise InputError(f"-resume: {rundir!r} has no saved settings")
         cfg = MatchConfig.from_dict(saved)
         if "concurrency" in raw:
             cfg.concurrency = _int("-concurrency", raw["concurrency"], lo=1)
@@ -527,16 +586,28 @@ def prepare(argv: list[str]):
     rundir = str(raw.get("rundir") or default_rundir())
     if os.path.exists(os.path.join(rundir, "games.sqlite")):
         raise UsageError(f"-rundir: {rundir!r} already holds a run (use -resume {rundir})")
-    # The openings are read now, so that a bad file or start= fails before any game.
+    # The openings the run will play are read now, so that a bad file, a bad line or a bad
+    # start= fails before any game.
     if cfg.openings is not None:
         from .openings import OpeningBook, OpeningSequence
+        from .schedule import make_schedule
 
         o = cfg.openings
         try:
             book = OpeningBook(o.file, o.format, o.plies)
-            OpeningSequence(book, o.order, o.start, cfg.srand)[0]
         except (ValueError, OSError) as e:
+            raise InputError(f"-openings: {e}") from None
+        try:
+            seq = OpeningSequence(book, o.order, o.start, cfg.srand)
+        except ValueError as e:
             raise UsageError(f"-openings: {e}") from None
+        pairs = len(make_schedule(len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games,
+                                  cfg.repeat))
+        try:
+            for k in range(min(len(book), pairs)):
+                seq[k]
+        except ValueError as e:
+            raise InputError(f"-openings: {e}") from None
     return cfg, rundir, False
 
 
@@ -549,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg, rundir, resume = prepare(argv)
     except UsageError as e:
         print(f"wasp-match: error: {e}", file=sys.stderr)
-        return 2
+        return e.code
     from .tournament import Runner, stop_on_sigterm
 
     stop_on_sigterm()

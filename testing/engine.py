@@ -22,6 +22,12 @@ from .timecontrol import TimeControl
 STARTUP_TIMEOUT = 15.0  # default seconds for `uciok` / xboard features / `readyok`
 UNLIMITED_MOVE_TIMEOUT = 300.0  # for searches with no clock (nodes=, depth=)
 STOP_GRACE = 1.0  # seconds an engine gets to answer `stop` after its deadline
+HEAD_BYTES = 4096  # output kept from an engine's start, to explain a failed start
+
+# what an xboard engine says to a `uci` it does not understand (Fairy-Max: `tellics say`)
+_XBOARD_SIGNS = (b"tellics ", b"telluser ", b"feature ", b"Error (unknown command)",
+                 b"Illegal move", b"Error (")
+_UCI_SIGNS = (b"id name ", b"uciok", b"option name ")
 
 
 class EngineError(Exception):
@@ -169,6 +175,7 @@ class _Process:
         self._buf = b""
         self._lines: deque[bytes] = deque()
         self.last_read = 0.0  # perf_counter() when the last chunk arrived
+        self.head = b""  # the first HEAD_BYTES of output: start failures look at it
 
     def send(self, text: str) -> None:
         data = text.encode()
@@ -195,6 +202,8 @@ class _Process:
             self.last_read = time.perf_counter()
             if not chunk:
                 raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
+            if len(self.head) < HEAD_BYTES:
+                self.head += chunk[: HEAD_BYTES - len(self.head)]
             buf = self._buf + chunk
             parts = buf.split(b"\n")
             self._buf = parts.pop()
@@ -317,6 +326,20 @@ class Engine:
         return self.cfg.name
 
     def start(self) -> None:
+        """Start the process and the protocol; a failure says what to try (start_hint)."""
+        self._awaiting = "an answer"
+        try:
+            self._start()
+        except EngineError as e:
+            head = self.p.head if self.p is not None else b""
+            timeout = isinstance(e, EngineTimeout)
+            text = str(e)
+            if timeout:
+                text = (f"{self.name}: no {self._awaiting} within {self.cfg.startup:g} s "
+                        f"(startup={self.cfg.startup:g})")
+            raise type(e)(text + start_hint(self.cfg, head, timeout)) from e
+
+    def _start(self) -> None:
         raise NotImplementedError
 
     def new_game(self, start_fen: str | None, white: bool) -> None:
@@ -377,9 +400,10 @@ class UciEngine(Engine):
         self._pondering: list[str] | None = None
         self._ponder_limits: Limits | None = None
 
-    def start(self) -> None:
+    def _start(self) -> None:
         p = self._spawn()
         p.send("uci\n")
+        self._awaiting = "`uciok` after `uci`"
         deadline = time.perf_counter() + self.cfg.startup
         while True:
             line = p.readline(deadline)
@@ -401,6 +425,7 @@ class UciEngine(Engine):
 
     def _sync(self) -> None:
         self.p.send("isready\n")
+        self._awaiting = "`readyok` after `isready`"
         deadline = time.perf_counter() + self.cfg.startup
         while self.p.readline(deadline) != b"readyok":
             pass
@@ -511,9 +536,10 @@ class XboardEngine(Engine):
         self._playing = False  # False: engine in force mode
         self._ping = 0
 
-    def start(self) -> None:
+    def _start(self) -> None:
         p = self._spawn()
         p.send("xboard\nprotover 2\n")
+        self._awaiting = "`feature ... done=1` after `protover 2`"
         # Engines that speak protocol 1 never send `done`: give them 2 s.
         deadline = time.perf_counter() + 2.0
         try:
@@ -550,6 +576,7 @@ class XboardEngine(Engine):
             self._ping += 1
             self.p.send(f"ping {self._ping}\n")
             want = f"pong {self._ping}".encode()
+            self._awaiting = f"`pong {self._ping}` after `ping {self._ping}`"
             deadline = time.perf_counter() + self.cfg.startup
             while self.p.readline(deadline).strip() != want:
                 pass
@@ -668,6 +695,33 @@ class XboardEngine(Engine):
             except EngineError:
                 self.broken = True
             self._playing = False
+
+
+def is_wasp_engine(cfg: EngineConfig, head: bytes = b"") -> bool:
+    """Whether the engine is Wasp-Py: a `wasp` command, `-m wasp.cli`, or its `id name`."""
+    words = [os.path.basename(cfg.cmd), *cfg.args]
+    return (
+        any(w in ("wasp", "wasp.cli", "wasp/cli.py") or w.endswith("/wasp") for w in words)
+        or b"id name Wasp-Py" in head
+    )
+
+
+def start_hint(cfg: EngineConfig, head: bytes, timeout: bool) -> str:
+    """What to try after a failed start, from the command and the first output (or "")."""
+    if cfg.proto == "uci" and any(sign in head for sign in _XBOARD_SIGNS):
+        first = head.strip().splitlines()[0].decode(errors="replace")[:60]
+        return (f"; its first output ({first!r}) looks like an xboard engine: "
+                f"give proto=xboard")
+    if cfg.proto == "xboard" and any(sign in head for sign in _UCI_SIGNS):
+        return "; its output looks like a UCI engine: give proto=uci"
+    if not timeout:
+        return ""
+    if is_wasp_engine(cfg, head):
+        return ("; a Wasp-Py engine compiles its numba kernels on the first start with a "
+                "cold cache (minutes): run `wasp warmup` once beforehand (with the same "
+                "NUMBA_CACHE_DIR / WASP_CACHE_DIR), or allow more time with startup=300")
+    return ("; an engine that is slow to start needs a larger startup=SECONDS; an xboard "
+            "engine needs proto=xboard")
 
 
 def _parse_features(text: str):

@@ -29,7 +29,7 @@ def _epd_fen(line: str) -> str:
     """FEN of an EPD line; the move counters come from hmvc/fmvn when present."""
     parts = line.split()
     if len(parts) < 4:
-        raise ValueError(f"bad EPD line {line!r}")
+        raise ValueError(f"not an EPD line: {line[:60]!r}")
     board_part = " ".join(parts[:4])
     rest = " ".join(parts[4:])
     hm = re.search(r"\bhmvc\s+(\d+)", rest)
@@ -57,12 +57,18 @@ class OpeningBook:
         self.plies = plies
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
-        if fmt == "epd":
-            self._items = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        self._lines: list[int] = []  # EPD: the line number of each item
+        if fmt == "epd":  # blank lines and `#` comments are skipped, as `wasp epd` does
+            self._items = []
+            for number, ln in enumerate(text.splitlines(), 1):
+                ln = ln.strip()
+                if ln and not ln.startswith("#"):
+                    self._items.append(ln)
+                    self._lines.append(number)
         else:
             self._items = _split_pgn(text)
         if not self._items:
-            raise ValueError(f"no openings in {path}")
+            raise ValueError(f"{path}: no openings in the file")
         self._cache: dict[int, Opening] = {}
 
     def __len__(self) -> int:
@@ -72,13 +78,19 @@ class OpeningBook:
         op = self._cache.get(index)
         if op is None:
             if self.format == "epd":
-                fen = _epd_fen(self._items[index])
-                chess.Board(fen)  # validate
+                try:
+                    fen = _epd_fen(self._items[index])
+                    chess.Board(fen)  # validate
+                except ValueError as e:
+                    raise ValueError(f"{self.path}:{self._lines[index]}: {e}") from None
                 op = Opening(index=index, fen=fen)
                 if fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
                     op.fen = None
             else:
-                op = _parse_pgn_game(self._items[index], index, self.plies)
+                try:
+                    op = _parse_pgn_game(self._items[index], index, self.plies)
+                except ValueError as e:
+                    raise ValueError(f"{self.path}: game {index + 1}: {e}") from None
             self._cache[index] = op
         return op
 

@@ -7,7 +7,10 @@ parameter file); ``data`` (labelled sets from games, self-play) and ``loop`` (se
 
 import argparse
 import sys
+import textwrap
 import time
+
+from wasp.cli import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
@@ -22,8 +25,30 @@ EXAMPLES = """examples:
 
 Flags take one or two dashes (-dir or --dir). The run directory holds params.txt (load it in the
 engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and passes.csv
-(pandas.read_csv), run.json (the settings and K) and the checkpoint state.json.
+(pandas.read_csv), run.json (the settings and K) and the checkpoint state.json. With a
+validation set, params.txt holds the parameters of the lowest validation E seen (params-last.txt
+the last ones) and the run stops after -patience passes without a validation gain.
+
+exit codes: 0 ok, 1 a data or parameter file that cannot be used, 2 a bad command line
 """
+
+K_EXAMPLES = """examples:
+  wasp-tune k datasets/sample/train.epd
+  wasp-tune k games.pgn -params runs/a/params.txt -skip-plies 10
+"""
+
+ERROR_EXAMPLES = """examples:
+  wasp-tune error datasets/sample/valid.epd -params runs/a/params.txt
+  wasp-tune error positions.epd -k 1.2 -qsearch
+"""
+
+
+class CliError(Exception):
+    """A mistake the user can fix: `main` prints it as one line and exits with `code`."""
+
+    def __init__(self, message, code=EXIT_INPUT):
+        super().__init__(str(message))
+        self.code = code
 
 
 # Subcommands implemented in datasets.cli (it parses their flags: `wasp-tune data --help`).
@@ -47,6 +72,29 @@ def _add_data_flags(p):
                    default=2, help="worker threads (default 2; results do not depend on it)")
 
 
+def _check_files(paths, what="data file"):
+    """Fail (exit 1) on the first file that cannot be read, before anything is loaded."""
+    for path in paths:
+        problem = file_problem(path, text=not str(path).lower().endswith(".parquet"))
+        if problem:
+            raise CliError(f"{what} {problem}")
+
+
+def _check_params_file(path):
+    """The W of a parameter file, checked before the data are loaded (exit 1 when bad)."""
+    if not path:
+        return None
+    problem = file_problem(path)
+    if problem:
+        raise CliError(f"parameter file {problem}")
+    from wasp import params as P
+
+    try:
+        return P.load(path)
+    except ValueError as e:  # "FILE: line N: why" -> "FILE:N: why", as the data errors
+        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
+
+
 def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
@@ -54,6 +102,8 @@ def build_parser():
     sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop}")
 
     r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
+                       description="Tune evaluation parameters on labelled positions, "
+                                   "checkpointed in a run directory after every parameter.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_data_flags(r)
     r.add_argument("-dir", "--dir", "-run-dir", "--run-dir", dest="dir", required=True,
@@ -63,28 +113,36 @@ def build_parser():
     r.add_argument("-method", "--method", default="binary",
                    choices=["binary", "local", "adam", "adagrad"],
                    help="binary: Wasp's per-parameter binary search; local: Texel's +1/-1; "
-                        "adam/adagrad: gradient descent over the linear weights")
+                        "adam/adagrad: gradient descent over the linear weights (default "
+                        "binary)")
     r.add_argument("-params", "--params", nargs="+", default=[], metavar="GLOB",
                    help="parameters to tune by name or glob ('pst_*', 'passed_rank.eg', "
                         "'pst_knight.mg[27]'); '!GLOB' leaves those out ('!pst_*': all but "
                         "the piece-square tables); default all")
-    r.add_argument("-init", "--init", default="", help="starting parameter file")
+    r.add_argument("-init", "--init", default="",
+                   help="starting parameter file (default: the built-in values)")
     r.add_argument("-valid", "--valid", type=float, default=0.1,
                    help="held-out validation fraction (default 0.1)")
     r.add_argument("-valid-data", "--valid-data", nargs="+", default=[], metavar="FILE",
                    help="validation set files (e.g. the valid.epd of 'wasp-tune data', split "
                         "by game); the data files are then all training (-valid is ignored)")
-    r.add_argument("-seed", "--seed", type=int, default=1, help="split and batch seed")
+    r.add_argument("-seed", "--seed", type=int, default=1, help="split and batch seed (default 1)")
     r.add_argument("-max-passes", "--max-passes", type=int, default=10,
                    help="passes (epochs for the gradient methods), default 10")
     r.add_argument("-partial", "--partial", type=float, default=1.0,
-                   help="binary: move this fraction of the way to each optimum (Stanback)")
+                   help="binary: move this fraction of the way to each optimum (Stanback; "
+                        "default 1)")
     r.add_argument("-resolve-every", "--resolve-every", type=int, default=1,
-                   help="re-run the quiescence search for new leaves every N passes")
+                   help="re-run the quiescence search for new leaves every N passes "
+                        "(default 1)")
+    r.add_argument("-patience", "--patience", type=int, default=2,
+                   help="stop after N passes without a lower validation E (default 2; 0: "
+                        "never); params.txt keeps the parameters of the lowest validation E")
     r.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
     r.add_argument("-lr", "--lr", type=float, default=0.0,
                    help="learning rate in centipawns (default adam 1, adagrad 5)")
-    r.add_argument("-batch-size", "--batch-size", type=int, default=16384)
+    r.add_argument("-batch-size", "--batch-size", type=int, default=16384,
+                   help="adam/adagrad: positions per gradient step (default 16384)")
     r.add_argument("-reg", "--reg", type=float, default=0.0,
                    help="L2 pull toward the starting values: the objective is E + REG * "
                         "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
@@ -94,9 +152,16 @@ def build_parser():
                         "positions (rarer ones keep their values; 0: all)")
     r.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
 
-    for name, text in (("k", "fit K for a parameter file on a data set"),
-                       ("error", "E of a parameter file on a data set")):
-        p = sub.add_parser(name, help=text)
+    for name, text, desc, ex in (
+            ("k", "fit K for a parameter file on a data set",
+             "Fit K, the scale of the win-probability curve, so that the quiescence scores of a "
+             "parameter file best predict the results; print K and E.", K_EXAMPLES),
+            ("error", "E of a parameter file on a data set",
+             "Print E, the mean squared error of the predicted results, for a parameter file: "
+             "with the full quiescence search and with the leaves the tuner uses.",
+             ERROR_EXAMPLES)):
+        p = sub.add_parser(name, help=text, description=textwrap.fill(desc, 79), epilog=ex,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         _add_data_flags(p)
         p.add_argument("-params", "--params", default="", help="parameter file (default: "
                                                              "the built-in defaults)")
@@ -113,21 +178,24 @@ def _load_set(args):
     from tuner.positions import DataError, load_many
 
     if not args.data:
-        raise SystemExit("error: no data files given")
+        raise CliError("no data files given", EXIT_USAGE)
+    _check_files(args.data)
     try:
         ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
     except DataError as e:
-        raise SystemExit(f"error: {e}\n(use --skip-bad to skip bad lines)") from None
+        raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
     if args.limit:
         ps = ps.subset(slice(0, args.limit))
+    if len(ps) == 0:
+        raise CliError(f"no positions in {', '.join(args.data)}")
     print(f"data: {ps.summary()}")
     return ps
 
 
-def _weights(path):
+def _weights(W):
     from wasp import params as P
 
-    return P.load(path) if path else P.default_weights()
+    return P.default_weights() if W is None else W
 
 
 def cmd_k(args):
@@ -135,10 +203,11 @@ def cmd_k(args):
 
     from tuner.error import Scorer, error, fit_k
 
+    W = _weights(_check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
     t = time.time()
-    q, _ = sc.qsearch_scores(_weights(args.params), ps.rows)
+    q, _ = sc.qsearch_scores(W, ps.rows)
     K = fit_k(q, ps.results)
     print(f"K = {K:.6f}  E = {error(q, ps.results, K):.8f}  ({len(ps)} positions, "
           f"{time.time() - t:.1f} s, mean |q| {np.mean(np.abs(q)):.1f} cp)")
@@ -148,9 +217,9 @@ def cmd_k(args):
 def cmd_error(args):
     from tuner.error import Scorer, error, fit_k
 
+    W = _weights(_check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
-    W = _weights(args.params)
     t = time.time()
     q, leaves = sc.qsearch_scores(W, ps.rows)
     tq = time.time() - t
@@ -168,26 +237,45 @@ def cmd_error(args):
 def cmd_run(args):
     import os
 
+    from tuner.methods import select_weights
     from tuner.positions import DataError
     from tuner.run import VALID_FILE, Run, RunConfig, SplitRun
 
     split = bool(args.valid_data) or (args.resume and os.path.exists(
         os.path.join(args.dir, VALID_FILE)))
     cls = SplitRun if split else Run
+    if args.resume:
+        if not os.path.exists(os.path.join(args.dir, "state.json")):
+            raise CliError(f"{args.dir}: no run to resume (no state.json)")
+    else:
+        if not args.data:
+            raise CliError("no data files given", EXIT_USAGE)
+        if os.path.exists(os.path.join(args.dir, "state.json")):
+            raise CliError(f"{args.dir} already holds a run: use --resume or another "
+                           f"directory", EXIT_USAGE)
+        try:
+            chosen = select_weights(args.params, linear_only=args.method in ("adam", "adagrad"))
+        except ValueError as e:
+            raise CliError(f"-params: {e}", EXIT_USAGE) from None
+        if len(chosen) == 0:
+            raise CliError(f"-params: no weights to tune ({args.method} tunes linear weights "
+                           f"only)", EXIT_USAGE)
+        _check_files(args.data)
+        _check_files(args.valid_data, "validation file")
+        _check_params_file(args.init)
     try:
         if args.resume:
             run = cls.open(args.dir, threads=args.threads)
             print(f"resuming {run}")
         else:
-            if not args.data:
-                raise SystemExit("error: no data files given")
             config = RunConfig(data=list(args.data), method=args.method, params=args.params,
                                threads=args.threads, valid=args.valid, seed=args.seed,
                                max_passes=args.max_passes, partial=args.partial,
                                resolve_every=args.resolve_every, skip_bad=args.skip_bad,
                                skip_plies=args.skip_plies, limit=args.limit, init=args.init,
                                k=args.k, lr=args.lr, batch_size=args.batch_size,
-                               reg=args.reg, min_count=args.min_count)
+                               reg=args.reg, min_count=args.min_count,
+                               patience=args.patience)
             if split:
                 config.valid = 0.0
                 run = SplitRun.create_split(args.dir, config, args.valid_data)
@@ -195,10 +283,12 @@ def cmd_run(args):
                 run = Run.create(args.dir, config)
         run.tune(progress=not args.quiet)
     except DataError as e:
-        raise SystemExit(f"error: {e}\n(use --skip-bad to skip bad lines)") from None
-    except (FileExistsError, FileNotFoundError, ValueError) as e:
-        raise SystemExit(f"error: {e}") from None
-    print(f"done: {args.dir}/params.txt")
+        raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
+    except OSError as e:
+        raise CliError(f"{e.filename}: {e.strerror}") from None
+    except ValueError as e:
+        raise CliError(e) from None
+    print(f"done: {os.path.join(args.dir, 'params.txt')}")
     return 0
 
 
@@ -213,7 +303,13 @@ def main(argv=None) -> int:
     if args.command is None:
         ap.print_help()
         return 0
-    return {"run": cmd_run, "k": cmd_k, "error": cmd_error}[args.command](args)
+    import logging
+
+    logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # bad games: DataError, counted
+    try:
+        return {"run": cmd_run, "k": cmd_k, "error": cmd_error}[args.command](args)
+    except CliError as e:
+        return fail(f"wasp-tune {args.command}", e, e.code)
 
 
 if __name__ == "__main__":

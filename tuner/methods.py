@@ -15,6 +15,7 @@ from wasp import params as P
 
 BINARY, LOCAL, ADAM, ADAGRAD = "binary", "local", "adam", "adagrad"
 METHODS = (BINARY, LOCAL, ADAM, ADAGRAD)
+DEFAULT_LR = {ADAM: 1.0, ADAGRAD: 5.0}  # learning rates of the gradient methods, centipawns
 
 
 # ---------------------------------------------------------------------------
@@ -184,7 +185,7 @@ class GradientState:
         self.m = np.zeros_like(self.wf)
         self.v = np.zeros_like(self.wf)
         self.t = 0
-        self.lr = float(lr if lr is not None else (1.0 if method == ADAM else 5.0))
+        self.lr = float(lr if lr is not None else DEFAULT_LR[method])
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
 
     def step(self, g, mask):

@@ -4,9 +4,13 @@ Files in the run directory:
 
 - ``run.json``: the configuration, with ``k`` the K of the run (fitted once, at the start, on
   the training set and the starting parameters, unless given);
-- ``params.txt``: the current parameters (`wasp.params` format: ``setoption name EvalFile``);
+- ``params.txt``: the parameters of the lowest validation E so far (the full quiescence E at
+  the end of a pass, the start counting as pass 0), or, without a validation set, the current
+  ones (`wasp.params` format: ``setoption name EvalFile``); ``params-last.txt``: the current
+  parameters. The run stops after ``patience`` passes without a lower validation E;
 - ``history.csv``: one row per parameter settled (pass, parameter, old, new, e_train, e_valid,
-  time); ``passes.csv``: one row per pass with the full-qsearch E of both sets;
+  time); ``passes.csv``: one row per pass with the full-qsearch E of both sets, starting with
+  pass 0, the starting parameters;
 - ``state.json``: where the run stands (W, pass, next parameter, rows written), replaced
   atomically after each parameter; ``leaves.npz``: the leaves of the current resolution (and
   the W they were resolved with); ``gradient-<pass>.npz``: the float weights and moments of the
@@ -51,10 +55,11 @@ class RunConfig:
     limit: int = 0
     init: str = ""
     k: float = 0.0  # 0: fit
-    lr: float = 0.0  # 0: the method's default
+    lr: float = 0.0  # 0: the method's default (recorded in run.json as the rate used)
     batch_size: int = 16384
     reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
     min_count: int = 0  # tune only weights counting in this many training positions
+    patience: int = 2  # stop after this many passes without a lower validation E (0: never)
 
 
 def _write_atomic(path, text):
@@ -112,6 +117,8 @@ class Run:
         if config.method not in M.METHODS:
             raise ValueError(f"unknown method {config.method!r} (one of {', '.join(M.METHODS)})")
         M.select_weights(config.params)  # fail early on a bad pattern
+        if config.method in M.DEFAULT_LR and not config.lr:
+            config.lr = M.DEFAULT_LR[config.method]  # run.json shows the rate used
         os.makedirs(run_dir, exist_ok=True)
         W = P.load(config.init) if config.init else P.default_weights()
         state = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
@@ -145,10 +152,42 @@ class Run:
         if W is not None:
             self.state["W"] = [int(v) for v in W]
         self.state["K"] = self.K
-        W = self.W
-        text = P.format_params(W)
+        text = P.format_params(self.W)
+        _write_atomic(self.path("params-last.txt"), text)
+        best = self.state.get("best")
+        if best is not None:
+            text = P.format_params(np.array(best["W"], dtype=np.int64))
         _write_atomic(self.path("params.txt"), text)
         _write_atomic(self.path("state.json"), json.dumps(self.state) + "\n")
+
+    @property
+    def best_W(self):
+        """The parameters of params.txt: the lowest validation E, or the current ones."""
+        best = self.state.get("best")
+        return self.W if best is None else np.array(best["W"], dtype=np.int64)
+
+    def _track_best(self, done, e_valid, log):
+        """After pass `done` (0: the start), keep the parameters if `e_valid` is the lowest
+        validation E so far; count the passes without a gain and stop after `patience`."""
+        if not np.isfinite(e_valid):  # no validation set: params.txt follows the run
+            return
+        best = self.state.get("best")
+        if best is None or e_valid < best["e_valid"]:
+            self.state["best"] = {"pass": done, "e_valid": float(e_valid),
+                                  "W": [int(v) for v in self.W]}
+            self.state["stale"] = 0
+            return
+        self.state["stale"] = self.state.get("stale", 0) + 1
+        log(f"validation E {e_valid:.6f} is above its lowest, {best['e_valid']:.6f} after pass "
+            f"{best['pass']} ({self.state['stale']} pass{'es' if self.state['stale'] > 1 else ''}"
+            f" without a gain: fitting the training set's noise)")
+        patience = self.config.patience
+        if patience and self.state["stale"] >= patience:
+            self.state["done"] = True
+            self.state["stopped"] = "patience"
+            log(f"stopping: {self.state['stale']} passes without a lower validation E "
+                f"(-patience {patience}); params.txt holds pass {best['pass']}'s parameters, "
+                f"params-last.txt the last ones")
 
     def _append(self, name, values):
         with open(self.path(name), "a", encoding="utf-8") as f:
@@ -171,13 +210,16 @@ class Run:
     # -- tuning --------------------------------------------------------------
 
     def tune(self, progress=True, log=print):
-        """Run passes until no parameter moves (or max_passes); returns the final W."""
+        """Run passes until no parameter moves, max_passes or `patience` passes without a lower
+        validation E; returns the parameters of params.txt (see the module docstring)."""
         from tqdm import tqdm
 
         c = self.config
         if self._train is None:
             ps = self.load_data()
             log(f"data: {ps.summary()}; train {len(self._train)}, valid {len(self._valid)}")
+            if len(self._train) == 0:
+                raise ValueError(f"no training positions in {', '.join(c.data)}")
         train, valid = self._train, self._valid
         sc = Scorer(c.threads)
         if not self.K:
@@ -207,6 +249,7 @@ class Run:
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
         leaves_t = leaves_v = None
+        q_start = None  # qsearch scores of the starting W (pass 0's row)
         traces = None
         gstate = None
         t_start = time.time() - self.state.get("elapsed", 0.0)
@@ -217,8 +260,10 @@ class Run:
             # leaves: re-resolved at the start of every resolve_every-th pass
             want = p - p % max(1, c.resolve_every)
             if self.state["leaves_pass"] != want and self.state["cursor"] == 0:
-                _, leaves_t = sc.qsearch_scores(W, train.rows)
-                _, leaves_v = sc.qsearch_scores(W, valid.rows)
+                q_t, leaves_t = sc.qsearch_scores(W, train.rows)
+                q_v, leaves_v = sc.qsearch_scores(W, valid.rows)
+                if p == 0:
+                    q_start = q_t, q_v
                 tmp = self.path("leaves.tmp.npz")
                 np.savez(tmp, train=leaves_t, valid=leaves_v, tag=want, W=W)
                 os.replace(tmp, self.path("leaves.npz"))
@@ -230,9 +275,23 @@ class Run:
                 with np.load(self.path("leaves.npz")) as z:
                     leaves_t, leaves_v, W_resolved = z["train"], z["valid"], z["W"]
             t0 = time.time()
-            if p == 0 and self.state["cursor"] == 0:
-                log(f"start: E train {error(sc.leaf_scores(W, leaves_t), train.results, K):.6f}"
-                    f" valid {error(sc.leaf_scores(W, leaves_v), valid.results, K):.6f}")
+            if p == 0 and self.state["cursor"] == 0 and not self.state.get("start_row"):
+                # pass 0: the starting parameters, in passes.csv and as the first best
+                e_t = error(sc.leaf_scores(W, leaves_t), train.results, K)
+                e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
+                if q_start is None:
+                    q_start = sc.qsearch_scores(W, train.rows)[0], sc.qsearch_scores(
+                        W, valid.rows)[0]
+                eq_t = error(q_start[0], train.results, K)
+                eq_v = error(q_start[1], valid.results, K)
+                self._append("passes.csv", [0, 0, e_t, e_v, eq_t, eq_v,
+                                            round(time.time() - t_start, 3)])
+                self.state["pass_rows"] += 1
+                self.state["start_row"] = True
+                self._track_best(0, eq_v, log)
+                self._save()
+                log(f"start: E train {e_t:.6f} valid {e_v:.6f} (qsearch {eq_t:.6f} / "
+                    f"{eq_v:.6f})")
 
             def f(Wx, _rows=leaves_t, _res=train.results):
                 return error(sc.leaf_scores(Wx, _rows), _res, K)
@@ -264,7 +323,7 @@ class Run:
                 np.savez(tmp, **gstate.arrays())
                 os.replace(tmp, self.path(name))
                 self.state["gradient"] = name
-                self._append("history.csv", [p, "epoch", float("nan"), float(moved), e_t, e_v,
+                self._append("history.csv", [p + 1, "epoch", float("nan"), float(moved), e_t, e_v,
                                              round(time.time() - t_start, 3)])
                 self.state["history_rows"] += 1
                 self.state["moved"] = moved
@@ -272,11 +331,12 @@ class Run:
                 self._save(W_new)
                 if previous and previous != name and os.path.exists(self.path(previous)):
                     os.remove(self.path(previous))
-                log(f"epoch {p}: E train {e_t:.6f}, E valid {e_v:.6f}, {moved} weights changed")
+                log(f"epoch {p + 1}: E train {e_t:.6f}, E valid {e_v:.6f}, {moved} weights "
+                    f"changed")
             elif not gradient:
                 e = objective(W)
                 bar = tqdm(total=len(indices), initial=self.state["cursor"], disable=not progress,
-                           desc=f"pass {p}", unit="param", dynamic_ncols=True)
+                           desc=f"pass {p + 1}", unit="param", dynamic_ncols=True)
                 evals = [0]
 
                 def fc(Wx, _evals=evals, _f=objective):
@@ -288,7 +348,7 @@ class Run:
                     old, new, e = M.tune_parameter(c.method, fc, W, i, e, c.partial)
                     e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
                     e_plain = e - M.penalty(W, W0, c.reg, indices)  # history: E itself
-                    self._append("history.csv", [p, M.weight_label(i), old, new, e_plain, e_v,
+                    self._append("history.csv", [p + 1, M.weight_label(i), old, new, e_plain, e_v,
                                                  round(time.time() - t_start, 3)])
                     self.state["history_rows"] += 1
                     self.state["cursor"] = k + 1
@@ -306,19 +366,25 @@ class Run:
             e_t = f(W)
             e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
             moved = self.state["moved"]
-            self._append("passes.csv", [p, moved, e_t, e_v, eq_t, eq_v,
+            self._append("passes.csv", [p + 1, moved, e_t, e_v, eq_t, eq_v,
                                         round(time.time() - t_start, 3)])
             self.state["pass_rows"] += 1
-            log(f"pass {p}: {moved} moved; E train {e_t:.6f} valid {e_v:.6f} "
+            log(f"pass {p + 1}: {moved} moved; E train {e_t:.6f} valid {e_v:.6f} "
                 f"(qsearch {eq_t:.6f} / {eq_v:.6f})")
             self.state["pass"] = p + 1
             self.state["cursor"] = 0
             self.state["moved"] = 0
             if moved == 0:
                 self.state["done"] = True
+            self._track_best(p + 1, eq_v, log)
             self.state["elapsed"] = time.time() - t_start
             self._save()
-        return self.W
+        best = self.state.get("best")
+        if best is not None and best["pass"] != self.state["pass"] and \
+                self.state.get("stopped") != "patience":
+            log(f"lowest validation E {best['e_valid']:.6f} after pass {best['pass']}: those "
+                f"parameters are params.txt (the last ones: params-last.txt)")
+        return self.best_W
 
 
 class SplitRun(Run):

@@ -90,28 +90,34 @@ def build(pgn_paths, plies: int, out_path, min_count: int = 1, progress: bool = 
                 if game.errors:
                     bad += 1
                     continue
-                games += 1
                 result = game.headers.get("Result", "*")
+                played = []  # (key, move, score): counted once the whole game has parsed
                 try:
                     position = Position(game.board().fen())
+                    for ply, move in enumerate(game.mainline_moves()):
+                        if ply >= plies:
+                            break
+                        code = position.parse_uci(move.uci())  # a null move `--` fails here
+                        white = position.turn == 0
+                        if result == "1/2-1/2":
+                            score = 1
+                        elif result in ("1-0", "0-1"):
+                            score = 2 if (result == "1-0") == white else 0
+                        else:
+                            score = 1
+                        played.append((position.key, encode_move(code), score))
+                        position.push(code)
                 except ValueError:
                     bad += 1
                     continue
-                for ply, move in enumerate(game.mainline_moves()):
-                    if ply >= plies:
-                        break
-                    code = position.parse_uci(move.uci())
-                    white = position.turn == 0
-                    if result == "1/2-1/2":
-                        score = 1
-                    elif result in ("1-0", "0-1"):
-                        score = 2 if (result == "1-0") == white else 0
-                    else:
-                        score = 1
-                    slot = counts.setdefault((position.key, encode_move(code)), [0, 0])
+                if not played:  # no moves (text that is not PGN reads as empty games)
+                    bad += 1
+                    continue
+                games += 1
+                for key, move, score in played:
+                    slot = counts.setdefault((key, move), [0, 0])
                     slot[0] += 1
                     slot[1] += score
-                    position.push(code)
     rows = [(k, m, c, s) for (k, m), (c, s) in counts.items() if c >= min_count]
     entries = np.zeros(len(rows), dtype=ENTRY)
     if rows:

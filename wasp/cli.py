@@ -6,7 +6,13 @@ so `wasp --help` starts fast; as an engine, they load in a thread while `uci` is
 """
 
 import argparse
+import os
 import sys
+
+# Exit codes of `wasp`, `wasp-tune` and `wasp-match` (README: "Exit codes").
+EXIT_OK = 0
+EXIT_INPUT = 1  # a file that cannot be used (missing, a directory, binary, empty, bad record)
+EXIT_USAGE = 2  # a bad command line: unknown flag or key, a bad value, a bad FEN argument
 
 EXAMPLES = """examples:
   wasp                                   run as a UCI engine (for GUIs and match runners)
@@ -14,14 +20,54 @@ EXAMPLES = """examples:
   wasp perft --fen "FEN" --depth 3 --divide --walk
   wasp perft --epd tests/data/perftsuite.epd --max-nodes 1000000
   wasp bench 10                          fixed-depth search of the bench positions
-  wasp epd suites/wac.epd --time 1000    solve a test suite
+  wasp epd tests/data/wac.epd --time 1000   solve a test suite
   wasp eval "FEN"                        evaluation trace, term by term
   wasp book build games.pgn --plies 16 -o book.bin
   wasp book probe book.bin "FEN"         list a position's book moves
   wasp play --side b --time 3            play the engine in the terminal (SAN moves)
   wasp gui --port 8000                   a board in the browser at http://127.0.0.1:8000/
   wasp warmup                            compile and cache every kernel
+
+exit codes: 0 ok, 1 a file that cannot be used (or a failed check), 2 a bad command line
 """
+
+
+def file_problem(path, text=True, empty_ok=False):
+    """What makes `path` unusable as an input file, or None: missing, a directory,
+    unreadable, empty, or (for a text file) binary. The answer names the file."""
+    path = str(path)
+    if not os.path.exists(path):
+        return f"{path}: no such file"
+    if os.path.isdir(path):
+        return f"{path}: is a directory, not a file"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+    except OSError as e:
+        return f"{path}: cannot read: {e.strerror}"
+    if not head and not empty_ok:
+        return f"{path}: the file is empty"
+    if text and b"\0" in head:
+        return f"{path}: a binary file, not text"
+    return None
+
+
+def fail(prog, message, code=EXIT_INPUT):
+    """Print `prog: error: message` on stderr; returns the exit code."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return code
+
+
+def _example(*lines):
+    return "example:\n" + "\n".join(f"  {ln}" for ln in lines)
+
+
+def _sub(sub, name, help_, description, example):
+    """A subcommand whose help has a description (wrapped), its options and an example."""
+    import textwrap
+
+    return sub.add_parser(name, help=help_, description=textwrap.fill(description, 79),
+                          epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def _parser():
@@ -33,61 +79,102 @@ def _parser():
     )
     sub = p.add_subparsers(dest="command")
 
-    sub.add_parser("uci", help="run the UCI protocol on stdin/stdout (the default)")
+    _sub(sub, "uci", "run the UCI protocol on stdin/stdout (the default)",
+         "The engine: UCI on stdin/stdout; xboard when the GUI's first command is `xboard`.",
+         _example("wasp uci"))
 
-    pf = sub.add_parser("perft", help="count leaf nodes of the legal move tree")
+    pf = _sub(sub, "perft", "count leaf nodes of the legal move tree",
+              "Count the leaf nodes of the legal move tree to --depth plies (with --divide, "
+              "under each move), or check every count of a perft suite (--epd).",
+              _example('wasp perft --depth 5', 'wasp perft --fen "FEN" --depth 3 --divide --walk',
+                       'wasp perft --epd tests/data/perftsuite.epd --max-nodes 1000000'))
     pf.add_argument("--fen", help="start position (default: the initial position)")
-    pf.add_argument("--depth", type=int, help="plies to count")
+    pf.add_argument("--depth", type=int, help="plies to count (required without --epd)")
     pf.add_argument("--divide", action="store_true", help="print the count under each move")
     pf.add_argument("--walk", action="store_true",
                     help="after the counts, enter moves to descend the tree, q to leave")
-    pf.add_argument("--epd", help="check a perft suite (FEN ;D1 n ;D2 n ...)")
+    pf.add_argument("--epd", metavar="FILE", help="check a perft suite (FEN ;D1 n ;D2 n ...)")
     pf.add_argument("--max-nodes", type=int, default=10**9,
                     help="with --epd: skip depths whose count exceeds this (default 1e9)")
 
-    pb = sub.add_parser("bench", help="search the bench positions to a fixed depth")
-    pb.add_argument("depth", nargs="?", type=int, default=None)
+    pb = _sub(sub, "bench", "search the bench positions to a fixed depth",
+              "Search 30 fixed positions to a fixed depth from cleared tables; the total node "
+              "count is the search's signature, the speed the machine's. Engine options (an "
+              "EvalFile, a search parameter) give the signature of that engine.",
+              _example("wasp bench", "wasp bench 6",
+                       "wasp bench --eval-file wasp/evalfiles/wasp-1.02.txt"))
+    pb.add_argument("depth", nargs="?", type=int, default=None,
+                    help="search depth in plies (default 9)")
     _engine_options(pb)
 
-    pe = sub.add_parser("epd", help="run a test suite with bm/am operations")
-    pe.add_argument("file")
+    pe = _sub(sub, "epd", "run a test suite with bm/am operations",
+              "Search each position of an EPD suite and check the move against its bm (best "
+              "move) or am (avoid move) operations; prints one line a position and 'solved "
+              "S/T'. A record that cannot be judged (bad FEN, no bm/am, an illegal move) is "
+              "reported with its line and counted as not solved (exit code 1).",
+              _example("wasp epd tests/data/wac.epd --time 1000",
+                       "wasp epd tests/data/bk.epd --depth 8"))
+    pe.add_argument("file", help="the EPD suite")
     g = pe.add_mutually_exclusive_group()
-    g.add_argument("--time", type=int, help="milliseconds per position")
-    g.add_argument("--depth", type=int, help="fixed depth per position")
+    g.add_argument("--time", type=int, metavar="MS",
+                   help="milliseconds per position (default 1000)")
+    g.add_argument("--depth", type=int, help="fixed depth per position (instead of --time)")
 
-    pv = sub.add_parser("eval", help="print the evaluation trace of a position")
-    pv.add_argument("fen", nargs="?", default=None)
+    pv = _sub(sub, "eval", "print the evaluation trace of a position",
+              "Print the static evaluation of a position term by term (white and black, "
+              "opening and endgame), the phase, king safety, draw factor and the final score.",
+              _example('wasp eval "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq '
+                       '- 2 3"', "wasp eval startpos"))
+    pv.add_argument("fen", help="the position: a FEN in quotes, or 'startpos'")
 
-    bk = sub.add_parser("book", help="build or probe a Polyglot opening book")
+    bk = _sub(sub, "book", "build or probe a Polyglot opening book",
+              "Build a Polyglot opening book from PGN games, or list a position's book moves.",
+              _example("wasp book build games.pgn --plies 16 -o book.bin",
+                       'wasp book probe book.bin "FEN"'))
     bsub = bk.add_subparsers(dest="book_command", required=True)
-    bb = bsub.add_parser("build", help="write a Polyglot book from PGN games")
+    bb = _sub(bsub, "build", "write a Polyglot book from PGN games",
+              "Write a Polyglot book of the first --plies plies of every game (weights: 2 a "
+              "win, 1 a draw, for the side that moved).",
+              _example("wasp book build games.pgn more.pgn --plies 16 -o book.bin"))
     bb.add_argument("pgn", nargs="+", help="PGN files")
     bb.add_argument("--plies", type=int, default=16, help="plies of each game (default 16)")
     bb.add_argument("-o", "--output", required=True, help="the .bin file to write")
     bb.add_argument("--min-count", type=int, default=1,
                     help="leave out moves played fewer times (default 1)")
-    bp = bsub.add_parser("probe", help="list the book moves of a position")
+    bp = _sub(bsub, "probe", "list the book moves of a position",
+              "List the book moves of a position with their weights.",
+              _example('wasp book probe book.bin', 'wasp book probe book.bin "FEN"'))
     bp.add_argument("book", help="a Polyglot .bin file")
-    bp.add_argument("fen", nargs="?", default=None)
+    bp.add_argument("fen", nargs="?", default=None,
+                    help="the position (default: the initial position)")
 
-    pp = sub.add_parser("play", help="play the engine in the terminal, moves in SAN")
+    pp = _sub(sub, "play", "play the engine in the terminal, moves in SAN",
+              "Play a game against the engine in the terminal: type moves in SAN or UCI; "
+              "undo, hint and q as well. The game is saved as PGN.",
+              _example("wasp play --side b --time 3 --book book.bin"))
     pp.add_argument("--side", choices=["w", "b", "r"], default="w",
                     help="your colour: w, b or r (random); default w")
     pp.add_argument("--time", type=float, default=5.0,
                     help="the engine's seconds per move (default 5)")
-    pp.add_argument("--depth", type=int, help="search to this depth instead of --time")
-    pp.add_argument("--fen", help="start from this position")
+    pp.add_argument("--depth", type=int,
+                    help="the engine searches to this depth instead of --time (default: none)")
+    pp.add_argument("--fen", help="start from this position (default: the initial position)")
     pp.add_argument("--pgn", help="where to save the game (default wasp-game-<time>.pgn)")
     _engine_options(pp)
 
-    pg = sub.add_parser("gui", help="serve a board in the browser (play and watch the engine)")
+    pg = _sub(sub, "gui", "serve a board in the browser (play and watch the engine)",
+              "Serve a board in the browser: play the engine or watch it play itself.",
+              _example("wasp gui --port 8000   # then open http://127.0.0.1:8000/"))
     pg.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     pg.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only)")
     _engine_options(pg)
 
-    sub.add_parser("warmup", help="compile every kernel into the numba cache "
-                                  "(and the engine's Python files to bytecode)")
+    _sub(sub, "warmup", "compile every kernel into the numba cache "
+                        "(and the engine's Python files to bytecode)",
+         "Compile (or load) every numba kernel into the cache, so that the engine answers at "
+         "once when a GUI or wasp-match starts it. A few minutes the first time.",
+         _example("wasp warmup"))
     return p
 
 
@@ -151,28 +238,105 @@ def _engine():
 
 
 def _book(args):
+    if args.book_command == "build":
+        for path in args.pgn:
+            problem = file_problem(path)
+            if problem:
+                return fail("wasp book build", problem)
+        parent = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(parent):
+            return fail("wasp book build", f"-o {args.output}: the directory {parent} does not "
+                                           f"exist", EXIT_USAGE)
+        if os.path.isdir(args.output):
+            return fail("wasp book build", f"-o {args.output}: is a directory", EXIT_USAGE)
+        import logging
+
+        from wasp.book import build
+
+        logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # bad games are counted
+        try:
+            summary = build(args.pgn, args.plies, args.output, min_count=args.min_count)
+        except OSError as e:
+            return fail("wasp book build", f"{e.filename}: {e.strerror}")
+        if summary["games"] == 0:
+            os.remove(args.output)
+            return fail("wasp book build", f"no readable PGN games in {', '.join(args.pgn)} "
+                                           f"({summary['skipped_games']} unreadable): no book "
+                                           f"written")
+        print(f"{args.output}: {summary['entries']} entries for {summary['positions']} "
+              f"positions from {summary['games']} games "
+              f"({summary['skipped_games']} unreadable games skipped)")
+        return EXIT_OK
     from wasp.board import Position
-    from wasp.book import Book, build
+    from wasp.book import Book
     from wasp.fen import STARTING_FEN
 
+    problem = file_problem(args.book, text=False)
+    if problem:
+        return fail("wasp book probe", problem)
     try:
-        if args.book_command == "build":
-            summary = build(args.pgn, args.plies, args.output, min_count=args.min_count)
-            print(f"{args.output}: {summary['entries']} entries for {summary['positions']} "
-                  f"positions from {summary['games']} games "
-                  f"({summary['skipped_games']} unreadable games skipped)")
-            return 0
         book = Book(args.book)
-        moves = book.moves(Position(args.fen or STARTING_FEN))
-    except (OSError, ValueError) as e:
-        print(f"wasp book: {e}", file=sys.stderr)
-        return 2
+    except ValueError as e:
+        return fail("wasp book probe", e)
+    try:
+        position = Position(args.fen or STARTING_FEN)
+    except ValueError as e:
+        return fail("wasp book probe", f"bad FEN {args.fen!r}: {e}", EXIT_USAGE)
+    moves = book.moves(position)
     total = sum(w for _, w in moves) or 1
     for move, weight in moves:
         print(f"{move:6} weight {weight:6}  {100 * weight / total:5.1f} %")
     if not moves:
         print("no book moves")
-    return 0
+    return EXIT_OK
+
+
+def _eval(fen):
+    from wasp.trace import format_trace
+
+    if fen == "startpos":
+        fen = None
+    try:
+        text = format_trace(fen)
+    except ValueError as e:
+        return fail("wasp eval", f"bad FEN {fen!r}: {e}", EXIT_USAGE)
+    print(text)
+    return EXIT_OK
+
+
+def _epd(args):
+    problem = file_problem(args.file)
+    if problem:
+        return fail("wasp epd", problem)
+    from wasp.epd import run_suite
+
+    return run_suite(args.file, time_ms=args.time, depth=args.depth)
+
+
+def _engine_file_problem(settings):
+    """The first unusable file among engine options (BookFile, EvalFile, SearchFile), or None."""
+    for name, value in settings:
+        if name in ("BookFile", "EvalFile", "SearchFile") and value:
+            problem = file_problem(value, text=name != "BookFile")
+            if problem:
+                return f"{name}: {problem}"
+    return None
+
+
+def _play(args):
+    problem = _engine_file_problem(args.engine_settings)
+    if problem:
+        return fail("wasp play", problem)
+    if args.fen:
+        from wasp.board import Position
+
+        try:
+            Position(args.fen)
+        except ValueError as e:
+            return fail("wasp play", f"bad FEN {args.fen!r}: {e}", EXIT_USAGE)
+    from wasp.play import main as play_main
+
+    return play_main(args)
 
 
 def main(argv=None):
@@ -189,31 +353,29 @@ def main(argv=None):
     if args.command == "bench":
         from wasp.benchmark import bench
 
-        return bench(args.depth, settings=args.engine_settings)
+        problem = _engine_file_problem(args.engine_settings)
+        return fail("wasp bench", problem) if problem else bench(
+            args.depth, settings=args.engine_settings)
     if args.command == "epd":
-        from wasp.epd import run_suite
-
-        return run_suite(args.file, time_ms=args.time, depth=args.depth)
+        return _epd(args)
     if args.command == "eval":
-        from wasp.trace import print_trace
-
-        return print_trace(args.fen)
+        return _eval(args.fen)
     if args.command == "book":
         return _book(args)
     if args.command == "gui":
         from wasp.gui import serve
 
-        return serve(host=args.host, port=args.port, engine_settings=args.engine_settings)
+        problem = _engine_file_problem(args.engine_settings)
+        return fail("wasp gui", problem) if problem else serve(
+            host=args.host, port=args.port, engine_settings=args.engine_settings)
     if args.command == "play":
-        from wasp.play import main as play_main
-
-        return play_main(args)
+        return _play(args)
     if args.command == "warmup":
         from wasp.warmup import warmup, write_bytecode
 
         write_bytecode()
         return warmup(verbose=True)
-    return 2
+    return EXIT_USAGE
 
 
 def _entry():

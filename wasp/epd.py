@@ -20,7 +20,8 @@ class EpdRecord:
     ident: str
 
 
-def _san_list(board, text):
+def _san_list(board, code, text):
+    """The UCI moves of a bm/am operand; a move that is not legal here is an error."""
     moves = []
     for tok in text.replace(",", " ").split():
         tok = tok.strip().rstrip("!?")
@@ -29,12 +30,15 @@ def _san_list(board, text):
         try:
             moves.append(board.parse_san(tok).uci())
         except ValueError:
-            continue
+            raise ValueError(f"{code} move {tok!r} is not a legal move in this position") from None
     return moves
 
 
 def parse_epd_line(line: str, number: int = 0) -> EpdRecord | None:
-    """One EPD record, or None for blank/comment lines and records without bm/am."""
+    """One EPD record, or None for blank and `#` comment lines.
+
+    Raises ValueError (naming line `number`) for a record that cannot be judged: a bad FEN, no
+    bm or am operation, or a bm/am move that is not legal in the position."""
     import chess
 
     line = line.strip().replace("\t", " ")
@@ -45,35 +49,73 @@ def parse_epd_line(line: str, number: int = 0) -> EpdRecord | None:
         raise ValueError(f"line {number}: not an EPD record: {line[:60]!r}")
     fen = " ".join(fields[:4]) + " 0 1"
     ops = fields[4] if len(fields) > 4 else ""
-    board = chess.Board(fen)
+    try:
+        board = chess.Board(fen)
+    except ValueError as e:
+        raise ValueError(f"line {number}: bad position {' '.join(fields[:4])[:60]!r}: "
+                         f"{e}") from None
     best, avoid = [], []
     for code, text in _OP_RE.findall(ops):
-        (best if code == "bm" else avoid).extend(_san_list(board, text))
+        try:
+            moves = _san_list(board, code, text)
+        except ValueError as e:
+            raise ValueError(f"line {number}: {e}") from None
+        if not moves:
+            raise ValueError(f"line {number}: {code} without a move")
+        (best if code == "bm" else avoid).extend(moves)
     m = _ID_RE.search(ops)
     ident = m.group(1).strip('"') if m else f"#{number}"
     if not best and not avoid:
-        return None
+        raise ValueError(f"line {number}: no bm or am operation")
     return EpdRecord(fen, best, avoid, ident)
 
 
-def read_suite(path) -> list[EpdRecord]:
+def read_suite(path, errors: list | None = None) -> list[EpdRecord]:
+    """The records of a suite. A bad record raises ValueError ("FILE:LINE: what is wrong"),
+    or, when an `errors` list is given, is appended to it as that text and skipped."""
     records = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for i, line in enumerate(f, 1):
-            rec = parse_epd_line(line, i)
+            try:
+                rec = parse_epd_line(line, i)
+            except ValueError as e:
+                msg = f"{path}:{str(e).removeprefix('line ')}"
+                if errors is None:
+                    raise ValueError(msg) from None
+                errors.append(msg)
+                continue
             if rec is not None:
                 records.append(rec)
     return records
 
 
+MAX_ERRORS_SHOWN = 10
+
+
 def run_suite(path, time_ms=None, depth=None, hash_mb: int = 64, quiet: bool = False) -> int:
     """Search each position (time_ms per position, or to depth; default 1000 ms) and print
-    the result and the final `solved S/T`. Returns 0."""
+    the result and the final `solved S/T`.
+
+    A record that cannot be judged (bad FEN, no bm/am, an illegal bm/am move) is reported on
+    stderr with its line and counted in T as not solved. Returns 0, or 1 when some record was
+    bad (with no good record, nothing is searched)."""
+    import sys
+
+    errors = []
+    records = read_suite(path, errors)
+    for msg in errors[:MAX_ERRORS_SHOWN]:
+        print(f"wasp epd: error: {msg}", file=sys.stderr)
+    if len(errors) > MAX_ERRORS_SHOWN:
+        print(f"wasp epd: ... and {len(errors) - MAX_ERRORS_SHOWN} more bad records",
+              file=sys.stderr)
+    if not records:
+        print(f"wasp epd: error: {path}: no EPD records with bm or am", file=sys.stderr)
+        return 1
+
     from wasp.board import Position
     from wasp.driver import Limits, Searcher
     from wasp.warmup import warmup
 
-    records = read_suite(path)
     warmup()
     searcher = Searcher(hash_mb)
     if time_ms is None and depth is None:
@@ -93,7 +135,11 @@ def run_suite(path, time_ms=None, depth=None, hash_mb: int = 64, quiet: bool = F
             want = ("bm " + " ".join(rec.best)) if rec.best else ("am " + " ".join(rec.avoid))
             print(f"{n:4d} {rec.ident:20s} {'ok  ' if ok else 'FAIL'} {result.best:6s} ({want}) "
                   f"depth {result.depth} score {result.score} nodes {result.nodes}", flush=True)
-    print(f"solved {solved}/{len(records)}")
+    total = len(records) + len(errors)
+    if errors:
+        print(f"solved {solved}/{total} ({len(errors)} bad records not searched: see above)")
+        return 1
+    print(f"solved {solved}/{total}")
     return 0
 
 

@@ -89,11 +89,18 @@ def parse_perft_line(line):
     return fen, expected
 
 
-def check_suite(path, max_nodes=10**9, out=None):
-    """Check every listed depth with count <= max_nodes; returns (passed, total)."""
+MAX_ERRORS_SHOWN = 10
+
+
+def check_suite(path, max_nodes=10**9, out=None, err=None):
+    """Check every listed depth with count <= max_nodes; returns (passed, total).
+
+    A wrong count is a FAIL line on `out`; a line that is not a perft record is an error on
+    `err` (stderr; the first MAX_ERRORS_SHOWN of them) and counts as one failed check."""
     out = out or sys.stdout
-    passed = total = 0
-    with open(path, encoding="utf-8") as f:
+    err = err or sys.stderr
+    passed = total = bad = 0
+    with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.strip()
             if not line or line.startswith("#"):
@@ -103,7 +110,9 @@ def check_suite(path, max_nodes=10**9, out=None):
                 position = Position(fen)
             except ValueError as e:
                 total += 1
-                print(f"{path}:{lineno}: {e}", file=out)
+                bad += 1
+                if bad <= MAX_ERRORS_SHOWN:
+                    print(f"wasp perft: error: {path}:{lineno}: {e}", file=err)
                 continue
             for depth, count in expected:
                 if count > max_nodes:
@@ -115,13 +124,25 @@ def check_suite(path, max_nodes=10**9, out=None):
                 else:
                     print(f"{path}:{lineno}: FAIL {fen} depth {depth}: expected {count}, "
                           f"got {got}", file=out)
+    if bad > MAX_ERRORS_SHOWN:
+        print(f"wasp perft: ... and {bad - MAX_ERRORS_SHOWN} more bad lines", file=err)
+    if bad and bad == total:
+        print(f"wasp perft: error: {path}: no perft records (FEN ;D1 n ;D2 n ...)", file=err)
     print(f"passed {passed}/{total}", file=out)
     return passed, total
 
 
 def run(args):
+    """`wasp perft`; exit code 0, 1 (a bad suite file or a wrong count) or 2 (bad arguments)."""
     if args.epd:
+        from wasp.cli import fail, file_problem
+
+        problem = file_problem(args.epd)
+        if problem:
+            return fail("wasp perft", problem)
         passed, total = check_suite(args.epd, args.max_nodes)
+        if total == 0:
+            return fail("wasp perft", f"{args.epd}: no perft records (FEN ;D1 n ;D2 n ...)")
         return 0 if passed == total else 1
     if args.depth is None or args.depth < 1:
         print("wasp perft: --depth N (N >= 1) is required without --epd", file=sys.stderr)

@@ -158,7 +158,8 @@ def test_startup_limit_is_per_engine():
                             tc=TimeControl.parse("1+0"), startup=startup)
 
     e = make_engine(cfg(0.5))
-    with pytest.raises(EngineTimeout, match="slow: no answer in time"):
+    with pytest.raises(EngineTimeout,
+                       match=r"slow: no `readyok` after `isready` within 0.5 s \(startup=0.5\)"):
         e.start()
     e.kill()
     e = make_engine(cfg(30))

@@ -108,10 +108,10 @@ def test_gradient_run_resumes_from_its_epoch_checkpoint(tmp_path):
 def test_bad_line_stops_the_cli_with_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.epd"
     bad.write_text(open(EPD).readline() + "this is not a position\n")
-    with pytest.raises(SystemExit, match=r"bad\.epd:2:"):
-        cli.main(["error", str(bad)])
-    with pytest.raises(SystemExit, match="already holds a run|bad.epd:2"):
-        cli.main(["run", str(bad), "-dir", str(tmp_path / "r")])
+    assert cli.main(["error", str(bad)]) == 1
+    assert "bad.epd:2:" in capsys.readouterr().err
+    assert cli.main(["run", str(bad), "-dir", str(tmp_path / "r")]) == 1
+    assert "bad.epd:2:" in capsys.readouterr().err
 
 
 def test_help_shows_an_example(capsys):
@@ -139,7 +139,8 @@ def test_regularised_run_records_reg_and_plain_training_error(tmp_path):
 
     run = Run.open(str(d))
     run.load_data()
-    e = error(Scorer(2).leaf_scores(P.load(d / "params.txt"), leaves), run._train.results, 1.2)
+    e = error(Scorer(2).leaf_scores(P.load(d / "params-last.txt"), leaves), run._train.results,
+              1.2)
     assert hist["e_train"].iloc[-1] == pytest.approx(e, rel=1e-12)
 
 
@@ -153,7 +154,7 @@ def test_min_count_leaves_rare_weights_alone(tmp_path):
     state = json.loads((d / "state.json").read_text())
     tuned = set(state["frequent"])
     assert 0 < len(tuned) < 768
-    moved = np.nonzero(P.load(d / "params.txt") != P.default_weights())[0]
+    moved = np.nonzero(P.load(d / "params-last.txt") != P.default_weights())[0]
     assert len(moved) > 0 and set(moved.tolist()) <= tuned
 
 
@@ -179,3 +180,40 @@ def test_run_with_valid_data_uses_the_files_as_they_are(tmp_path):
     # --resume picks the split run up again from the run directory
     assert cli.main(["run", "-dir", str(run_dir), "--resume", "-max-passes", "1",
                      "-quiet"]) == 0
+
+
+def test_adam_on_the_sample_stops_when_validation_e_rises_and_keeps_the_best(tmp_path, capsys):
+    """The shipped sample overfits under adam: the run stops after -patience passes without a
+    validation gain, says so, and params.txt is never worse on validation than the start."""
+    import json
+
+    from tuner.error import Scorer, error
+    from tuner.positions import load
+
+    sample = ROOT / "datasets" / "sample"
+    d = tmp_path / "adam"
+    assert cli.main(["run", str(sample / "train.epd"), "-valid-data", str(sample / "valid.epd"),
+                     "-dir", str(d), "-method", "adam", "-max-passes", "8", "-quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "stopping: 2 passes without a lower validation E" in out
+    passes = pd.read_csv(d / "passes.csv")
+    assert passes["pass"].tolist()[0] == 0 and passes["moved"].iloc[0] == 0
+    assert len(passes) < 9
+    run = json.loads((d / "run.json").read_text())
+    assert run["lr"] == 1.0 and run["patience"] == 2
+    valid = load(sample / "valid.epd", use_cache=False)
+    sc = Scorer(2)
+    e_best = error(sc.qsearch_scores(P.load(d / "params.txt"), valid.rows)[0], valid.results,
+                   run["k"])
+    assert e_best <= passes["e_valid_qsearch"].iloc[0] + 1e-12
+    assert e_best == pytest.approx(passes["e_valid_qsearch"].min(), rel=1e-9)
+    assert not np.array_equal(P.load(d / "params-last.txt"), P.load(d / "params.txt"))
+
+
+def test_k_and_error_check_the_parameter_file_before_the_data(tmp_path, capsys):
+    for cmd in ("k", "error"):
+        assert cli.main([cmd, str(tmp_path / "nofile.epd")]) == 1
+        assert "nofile.epd: no such file" in capsys.readouterr().err
+        assert cli.main([cmd, EPD, "-params", str(ROOT / "README.md")]) == 1
+        err = capsys.readouterr().err
+        assert "README.md:3: expected 'name = value'" in err and "data:" not in err

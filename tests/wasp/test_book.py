@@ -103,7 +103,8 @@ def test_cli_builds_and_probes(tmp_path):
     assert r.returncode == 0 and "weight" in r.stdout
     r = subprocess.run([sys.executable, "-m", "wasp.cli", "book", "probe", str(tmp_path / "x")],
                        capture_output=True, text=True)
-    assert r.returncode == 2 and "wasp book:" in r.stderr
+    assert r.returncode == 1 and "wasp book probe: error:" in r.stderr and "x: no such file" \
+        in r.stderr
 
 
 def test_uci_own_book_answers_from_the_book(book_path):

@@ -42,3 +42,23 @@ def test_wac_sample_mostly_solved(capsys):
     last = capsys.readouterr().out.strip().splitlines()[-1]
     solved = int(last.split()[1].split("/")[0])
     assert solved >= 6
+
+
+def test_a_record_with_an_illegal_bm_move_counts_as_an_error(tmp_path, capsys):
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq -"
+    suite = tmp_path / "two.epd"
+    suite.write_text(f'{fen} bm Bb5; id "a";\n{fen} bm Zz9; id "b";\n{fen} am; id "c";\n')
+    assert run_suite(suite, depth=1) == 1
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines()[-1].startswith("solved ")
+    assert "/3 (2 bad records" in out
+    assert f"{suite}:2: bm move 'Zz9' is not a legal move" in err
+    assert f"{suite}:3: no bm or am operation" in err
+
+
+def test_a_file_without_records_searches_nothing(tmp_path, capsys):
+    suite = tmp_path / "fens.epd"
+    suite.write_text("# only a comment\n8/8/8/4k3/8/8/2KQ4/8 w - -\n")
+    assert run_suite(suite) == 1
+    err = capsys.readouterr().err
+    assert f"{suite}:2: no bm or am operation" in err and "no EPD records" in err

@@ -50,10 +50,10 @@ def test_check_suite_reports_failures(tmp_path, capsys):
     suite = tmp_path / "s.epd"
     suite.write_text("8/8/8/8/8/8/8/K6k w - - ;D1 3 ;D2 10\nnot a fen ;D1 1\n")
     passed, total = check_suite(suite)
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert (passed, total) == (1, 3)
     assert "expected 10, got 9" in out
-    assert "invalid fen" in out
+    assert f"wasp perft: error: {suite}:2: invalid fen" in err
     assert out.strip().endswith("passed 1/3")
 
 
