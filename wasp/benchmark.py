@@ -64,7 +64,7 @@ def bench(depth=None, hash_mb: int = 16, verbose: bool = True, settings=()) -> i
         for message in engine.configure([*settings, ("Hash", hash_mb)]):
             print(message)
     except ValueError as e:
-        print(f"wasp bench: {e}", file=sys.stderr)
+        print(f"wasp bench: error: {e}", file=sys.stderr)
         return 1
     engine.load()
     searcher = engine.searcher

@@ -181,6 +181,8 @@ def _parser():
 class _Setting(argparse.Action):
     """Collects engine options, in command-line order, as (UCI name, value) pairs."""
 
+    UCI_NAMES = {"--eval-file": "EvalFile", "--search-file": "SearchFile", "--hash": "Hash"}
+
     def __call__(self, parser, namespace, values, option_string=None):
         settings = list(getattr(namespace, "engine_settings", None) or [])
         if option_string == "--option":
@@ -191,21 +193,21 @@ class _Setting(argparse.Action):
         elif option_string == "--book":
             settings += [("BookFile", values), ("OwnBook", "true")]
         else:
-            settings.append((self.metavar, values))
+            settings.append((self.UCI_NAMES[option_string], values))
         namespace.engine_settings = settings
 
 
 def _engine_options(parser) -> None:
     """The engine options of `play` and `gui`: the UCI options, as flags."""
     g = parser.add_argument_group("engine options (as the UCI options of the same names)")
-    g.add_argument("--book", action=_Setting, metavar="BookFile",
+    g.add_argument("--book", action=_Setting, metavar="FILE",
                    help="a Polyglot book for the engine's opening moves")
-    g.add_argument("--eval-file", action=_Setting, metavar="EvalFile",
+    g.add_argument("--eval-file", action=_Setting, metavar="FILE",
                    help="evaluation parameters (a `wasp-tune run` params.txt; default: the "
                         "built-in tuned values)")
-    g.add_argument("--search-file", action=_Setting, metavar="SearchFile",
+    g.add_argument("--search-file", action=_Setting, metavar="FILE",
                    help="search parameters, `Name = value` lines (default: built in)")
-    g.add_argument("--hash", action=_Setting, metavar="Hash", help="hash table MB (default 16)")
+    g.add_argument("--hash", action=_Setting, metavar="MB", help="hash table MB (default 16)")
     g.add_argument("--option", action=_Setting, metavar="NAME=VALUE",
                    help="any UCI option, e.g. --option RazorMargin1=150 (repeatable)")
     parser.set_defaults(engine_settings=[])

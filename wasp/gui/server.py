@@ -327,7 +327,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
         for message in Engine().configure(engine_settings):  # bad settings: say so now
             print(message, flush=True)
     except ValueError as e:
-        print(f"wasp gui: {e}", file=sys.stderr)
+        print(f"wasp gui: error: {e}", file=sys.stderr)
         return 1
     try:
         server = BoardServer(host, port, verbose, engine_settings)
