@@ -10,7 +10,7 @@ import sys
 import textwrap
 import time
 
-from wasp.cli import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'

@@ -7,15 +7,15 @@ switches, the book), the time budget with the lag it learns from the clocks, the
 with stop and ponder, the legal-move fall-back and the score texts. Front ends only parse their
 input and format their output.
 
-Importing this module is light (no numba): the option list is known before the kernels load,
-so a GUI gets `uciok` at once; `Engine.load()` waits for the kernels.
+Importing this module is light (no numba, nor wasp.fen, which imports it): the option list
+is known before the kernels load, so a GUI gets `uciok` at once; `Engine.load()` waits for the
+kernels.
 """
 
 import threading
 import time
 from dataclasses import dataclass
 
-from wasp.fen import STARTING_FEN
 from wasp.searchparams import PARAMS as SEARCH_PARAMS
 from wasp.searchparams import TECHNIQUES, check_spin, check_value
 from wasp.searchparams import defaults as search_defaults
@@ -177,7 +177,7 @@ class Engine:
         self.techniques = dict.fromkeys(TECHNIQUES, True)
         self.searcher = None  # wasp.driver.Searcher, built by load()
         self.position = None  # wasp.board.Position, with the game's moves
-        self.start_fen = STARTING_FEN
+        self.start_fen = None  # the game's first position: a FEN, None for the start position
         self.lag_ms = 0.0  # clock lost outside our own thinking, learnt from the GUI's clocks
         self.last_think = None  # [start_fen, moves, clock, inc, go_time, done_time]
         self._search: _Search | None = None
@@ -186,7 +186,7 @@ class Engine:
 
     def __repr__(self):
         state = "searching" if self.searching() else "idle"
-        fen = self.position.fen() if self.position is not None else self.start_fen
+        fen = self.position.fen() if self.position is not None else self.start_fen or "startpos"
         return f"<Engine {state} hash={self.hash_mb}MB multipv={self.multipv} fen={fen!r}>"
 
     # -- loading -------------------------------------------------------------------------
@@ -207,7 +207,7 @@ class Engine:
             searcher.set_weights(self.W)
         self.searcher = searcher
         if self.position is None:
-            self.position = Position(self.start_fen)
+            self.position = Position() if self.start_fen is None else Position(self.start_fen)
 
     # -- options -------------------------------------------------------------------------
     @staticmethod
@@ -346,8 +346,7 @@ class Engine:
         self.load()
         from wasp.board import Position
 
-        start = STARTING_FEN if fen is None else fen
-        position = Position(start)
+        position = Position() if fen is None else Position(fen)
         error = None
         for text in moves:
             try:
@@ -355,7 +354,7 @@ class Engine:
             except ValueError:
                 error = f"illegal move {text}: position set up to the move before it"
                 break
-        self.start_fen, self.position = start, position
+        self.start_fen, self.position = fen, position
         return error
 
     def push_move(self, text: str) -> int:

@@ -135,7 +135,7 @@ def check_suite(path, max_nodes=10**9, out=None, err=None):
 def run(args):
     """`wasp perft`; exit code 0, 1 (a bad suite file or a wrong count) or 2 (bad arguments)."""
     if args.epd:
-        from wasp.cli import fail, file_problem
+        from wasp.exitcodes import fail, file_problem
 
         problem = file_problem(args.epd)
         if problem:

@@ -1,0 +1,36 @@
+"""The exit codes and error lines of the command-line tools (`wasp`, `wasp-tune`,
+`wasp-match`): one line on stderr, `tool: error: message`, and the code of its kind."""
+
+import os
+import sys
+
+# Exit codes of `wasp`, `wasp-tune` and `wasp-match` (README: "Exit codes").
+EXIT_OK = 0
+EXIT_INPUT = 1  # a file that cannot be used (missing, a directory, binary, empty, bad record)
+EXIT_USAGE = 2  # a bad command line: unknown flag or key, a bad value, a bad FEN argument
+
+
+def file_problem(path, text=True, empty_ok=False):
+    """What makes `path` unusable as an input file, or None: missing, a directory,
+    unreadable, empty, or (for a text file) binary. The answer names the file."""
+    path = str(path)
+    if not os.path.exists(path):
+        return f"{path}: no such file"
+    if os.path.isdir(path):
+        return f"{path}: is a directory, not a file"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+    except OSError as e:
+        return f"{path}: cannot read: {e.strerror}"
+    if not head and not empty_ok:
+        return f"{path}: the file is empty"
+    if text and b"\0" in head:
+        return f"{path}: a binary file, not text"
+    return None
+
+
+def fail(prog, message, code=EXIT_INPUT):
+    """Print `prog: error: message` on stderr; returns the exit code."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return code
