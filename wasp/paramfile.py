@@ -18,3 +18,14 @@ def assignments(text: str):
             raise ValueError(f"line {lineno}: {name} given twice (also line {seen[key]})")
         seen[key] = lineno
         yield lineno, name, value
+
+
+def read(path, parse):
+    """`parse(text)` of the file at `path`; a ValueError it raises names the file too.
+    (OSError, for a file that cannot be read, passes through.)"""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        return parse(text)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None

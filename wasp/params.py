@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wasp.paramfile import assignments
+from wasp.paramfile import assignments, read
 
 
 @dataclass(frozen=True)
@@ -434,9 +434,4 @@ def parse_params(text: str, base=None) -> np.ndarray:
 
 def load(path) -> np.ndarray:
     """W read from a parameter file (missing entries keep their default)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        return parse_params(text)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    return read(path, parse_params)

@@ -13,7 +13,7 @@ per line, `#` comments; names are case-insensitive there, as UCI option names ar
 
 from dataclasses import dataclass
 
-from wasp.paramfile import assignments
+from wasp.paramfile import assignments, read
 
 # The search's technique switches, in the order of wasp.movepick's F_* indices: each is a UCI
 # check option (on by default) so a match can measure what it is worth.
@@ -194,12 +194,7 @@ def parse_search_params(text: str, base=None) -> list[int]:
 
 def load(path) -> list[int]:
     """Values read from a search parameter file (missing names keep their default)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        return parse_search_params(text)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    return read(path, parse_search_params)
 
 
 def format_search_params(values=None) -> str:
