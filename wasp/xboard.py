@@ -133,11 +133,13 @@ class XboardEngine:
         pass
 
     def cmd_protover(self, args, line):
-        options = " ".join(o.xboard() for o in self.engine.options()
-                           if o.name not in _NOT_DECLARED)
-        self.send(f'feature ping=1 setboard=1 usermove=1 time=1 draw=0 sigint=0 sigterm=0 '
-                  f'reuse=1 analyze=1 colors=0 memory=1 myname="{ENGINE_NAME}" {options} '
-                  f'done=0')
+        # One line for the protocol features, then one per option (short lines for GUIs
+        # with small input buffers), and done=1 once the kernels are loaded.
+        self.send("\n".join([
+            f'feature ping=1 setboard=1 usermove=1 time=1 draw=0 sigint=0 sigterm=0 reuse=1 '
+            f'analyze=1 colors=0 memory=1 myname="{ENGINE_NAME}" done=0',
+            *(f"feature {o.xboard()}" for o in self.engine.options()
+              if o.name not in _NOT_DECLARED)]))
         self.engine.load()
         self.send("feature done=1")
 
