@@ -1,0 +1,132 @@
+"""tuner.spsa: the OpenBench input, the schedule, the perturbation and the update, a simulated
+match, and (below) `wasp-tune spsa` on a fake engine."""
+
+import math
+
+import numpy as np
+import pytest
+
+from tuner import spsa as S
+
+LINES = "x, int, 50, 0, 100, 5, 0.002\ny, float, 0.5, 0, 1, 0.05, 0.002\n"
+
+
+def test_parse_reads_openbench_lines_and_skips_comments():
+    ps = S.parse_params("# header\n\n" + LINES + "  # trailing comment\n")
+    assert [p.name for p in ps] == ["x", "y"]
+    x, y = ps
+    assert (x.is_float, x.start, x.min, x.max, x.c_end, x.r_end) == (False, 50, 0, 100, 5, 0.002)
+    assert y.is_float and y.c_end == 0.05
+    assert x.line() == "x, int, 50, 0, 100, 5, 0.002"
+    assert S.parse_params(x.line() + "\n" + y.line()) == ps
+
+
+@pytest.mark.parametrize("line, why", [
+    ("x, int, 50, 0, 100, 5", "expected 7 comma-separated fields"),
+    ("x, double, 50, 0, 100, 5, 0.002", "type must be int or float"),
+    ("x, int, fifty, 0, 100, 5, 0.002", "start is not a number"),
+    ("x, int, 50.5, 0, 100, 5, 0.002", "start of an int parameter must be an integer"),
+    ("x, int, 50, 100, 0, 5, 0.002", "min (100) must be below max (0)"),
+    ("x, int, 500, 0, 100, 5, 0.002", "start (500) is outside"),
+    ("x, int, 50, 0, 100, 0, 0.002", "c_end must be positive"),
+    ("x, int, 50, 0, 100, 5, -1", "r_end must not be negative"),
+    ("X, int, 50, 0, 100, 5, 0.002", "X given twice (also line 2)"),
+])
+def test_a_bad_line_is_named_with_file_and_line_number(line, why):
+    text = "# comment\nx, int, 50, 0, 100, 5, 0.002\n" + line + "\n"
+    if line.startswith("X"):
+        expect = "p.txt:3: "
+    else:
+        text = "# comment\n\n" + line + "\n"
+        expect = "p.txt:3: "
+    with pytest.raises(S.SpsaInputError) as e:
+        S.parse_params(text, "p.txt")
+    assert str(e.value).startswith(expect) and why in str(e.value)
+
+
+def test_an_input_without_parameters_is_refused():
+    with pytest.raises(S.SpsaInputError, match="p.txt: no parameters"):
+        S.parse_params("# nothing\n", "p.txt")
+
+
+def test_schedule_equals_openbench_numbers_derived_by_hand():
+    # OpenBench, OpenBench/spsa_utils.py (create_spsa_run, spsa_workload_assignment_dict):
+    #   c_value = c_end * iterations ** gamma
+    #   a_value = r_end * c_end ** 2 * (a_ratio * iterations + iterations) ** alpha
+    #   c = max(c_value / iteration ** gamma, 0.5 for ints), r = a_value / (A + it) ** alpha / c**2
+    # with the form's defaults alpha 0.602, gamma 0.101, A-ratio 0.1. For N = 1000, c_end = 5,
+    # r_end = 0.002:  A = 100
+    #   c   = 5 * 1000^0.101           = 5 * e^(0.101 * ln 1000) = 5 * 2.00909... = 10.045464...
+    #   a   = 0.002 * 25 * 1100^0.602  = 0.05 * e^(0.602 * ln 1100) = 0.05 * 67.7514... = 3.38757...
+    #   a_1 = a / 101^0.602            = 3.38757... / 16.0918... = 0.210516...
+    #   a_N = a / 1100^0.602           = 0.05 (= r_end * c_end^2 by construction)
+    #   c_1 = c = 10.045464...;  c_N = c_end = 5;  R_N = a_N / c_N^2 = r_end = 0.002
+    sched = S.Schedule(1000)
+    x, y = S.parse_params(LINES)
+    assert sched.A == pytest.approx(100.0)
+    assert sched.c(x) == pytest.approx(10.045464063, rel=1e-9)
+    assert sched.a(x) == pytest.approx(3.3875709568, rel=1e-9)
+    assert sched.c_k(x, 1) == pytest.approx(10.045464063, rel=1e-9)
+    assert sched.c_k(x, 1000) == pytest.approx(5.0, rel=1e-12)
+    assert sched.a_k(x, 1) == pytest.approx(0.2105168843, rel=1e-9)
+    assert sched.a_k(x, 1000) == pytest.approx(0.05, rel=1e-12)
+    assert sched.r_k(x, 1000) == pytest.approx(0.002, rel=1e-12)
+    # the float parameter: c_end 0.05 -> c = 0.05 * 2.00909... ; a = 0.002 * 0.0025 * 67.75...
+    assert sched.c(y) == pytest.approx(0.10045464063, rel=1e-9)
+    assert sched.a_k(y, 1) == pytest.approx(2.105168843e-05, rel=1e-9)
+    assert sched.c_k(y, 1000) == pytest.approx(0.05, rel=1e-12)
+
+
+def test_an_int_parameter_c_k_never_falls_below_half_a_unit():
+    (p,) = S.parse_params("x, int, 5, 0, 10, 0.3, 0.002")
+    (q,) = S.parse_params("x, float, 5, 0, 10, 0.3, 0.002")
+    sched = S.Schedule(100)
+    assert sched.c_k(p, 100) == 0.5
+    assert sched.c_k(q, 100) == pytest.approx(0.3)
+
+
+def test_perturbation_is_seeded_clipped_and_rounds_ints_stochastically():
+    ps = S.parse_params("x, int, 99, 0, 100, 5, 0.002\ny, float, 0.5, 0, 1, 0.05, 0.002")
+    sched = S.Schedule(1000)
+    a = S.perturb(ps, sched, [99, 0.5], 7, seed=3)
+    assert a == S.perturb(ps, sched, [99, 0.5], 7, seed=3)
+    assert all(f in (-1, 1) for f in a.flips)
+    assert all(0 <= v <= 100 and float(v).is_integer() for v in (a.plus[0], a.minus[0]))
+    assert a.plus[1] == pytest.approx(0.5 + a.c[1] * a.flips[1])
+    assert a.minus[1] == pytest.approx(0.5 - a.c[1] * a.flips[1])
+    assert a.options(ps, 1)["x"] == str(a.plus[0])
+    # the mean of the rounded value is the clipped theta +- c_k (fishtest's floor(x + U))
+    (p,) = S.parse_params("x, int, 40, 0, 100, 5, 0.002")
+    plus = [S.perturb([p], sched, [40.3], k, seed=1) for k in range(1, 4001)]
+    mean = np.mean([s.plus[0] - s.c[0] * s.flips[0] for s in plus])
+    assert mean == pytest.approx(40.3, abs=0.03)
+    top = S.perturb([p], sched, [100], 1, seed=1)
+    assert top.plus[0] <= 100 and top.minus[0] <= 100
+
+
+def test_update_moves_toward_the_winning_side_and_clips():
+    (p,) = S.parse_params("x, float, 50, 0, 100, 5, 0.002")
+    sched = S.Schedule(1000)
+    step = S.perturb([p], sched, [50.0], 1, seed=1)
+    moved = S.update([p], [50.0], step, wins=3, losses=1)[0]
+    assert moved == pytest.approx(50.0 + step.a[0] / step.c[0] * 2 * step.flips[0])
+    assert S.update([p], [50.0], step, wins=2, losses=2) == [50.0]
+    assert S.update([p], [100.0], step, wins=10**6 * (step.flips[0] > 0), losses=10**6 *
+                    (step.flips[0] < 0))[0] == 100.0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_spsa_converges_near_the_optimum_of_a_simulated_match(seed):
+    # Elo is concave in theta with its top at (42, 0.7): -231 Elo at the start (10, 0.4).
+    ps = S.parse_params("x, int, 10, 0, 100, 5, 0.02\ny, float, 0.4, 0, 1, 0.05, 0.02")
+
+    def elo(v):
+        return -0.05 * (v[0] - 42) ** 2 - 2000 * (v[1] - 0.7) ** 2
+
+    res = S.simulate(ps, S.Schedule(1500), elo, pairs=2, seed=seed)
+    assert res.thetas.shape == (1501, 2)
+    x, y = res.thetas[-100:].mean(axis=0)
+    assert abs(x - 42) < 7 and abs(y - 0.7) < 0.05
+    assert math.isclose(elo(res.final), 0, abs_tol=10)
+    again = S.simulate(ps, S.Schedule(1500), elo, pairs=2, seed=seed)
+    assert np.array_equal(res.thetas, again.thetas)
