@@ -547,7 +547,12 @@ def default_rundir() -> str:
 
 def prepare(argv: list[str]):
     """(MatchConfig, rundir, resume) from a command line; raises UsageError."""
-    raw = parse_args(argv)
+    return prepare_raw(parse_args(argv))
+
+
+def prepare_raw(raw: dict):
+    """(MatchConfig, rundir, resume) from `parse_args`'s settings (which a caller such as
+    `wasp-tune spsa` may have edited); raises UsageError."""
     if "resume" in raw:
         rundir = str(raw["resume"])
         others = set(raw) - RESUME_OVERRIDES - {"resume", "engines"}
