@@ -2,8 +2,14 @@
 match, and (below) `wasp-tune spsa` on a fake engine."""
 
 import math
+import os
+import sqlite3
+import subprocess
+import sys
+import time
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tuner import spsa as S
@@ -130,3 +136,110 @@ def test_spsa_converges_near_the_optimum_of_a_simulated_match(seed):
     assert math.isclose(elo(res.final), 0, abs_tol=10)
     again = S.simulate(ps, S.Schedule(1500), elo, pairs=2, seed=seed)
     assert np.array_equal(res.thetas, again.thetas)
+
+
+# -- wasp-tune spsa with real games (a fake engine that plays instantly) ---------------------
+
+FAKE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "testing",
+                        "fake_engines")
+SPSA_FAKE = os.path.join(FAKE_DIR, "spsa_uci.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(FAKE_DIR)))
+EPD = os.path.join(ROOT, "tests", "data", "uho_sample.epd")
+ENGINE = ["-engine", f"cmd={sys.executable}", f"arg={SPSA_FAKE}", "name=fake"]
+# the fake engine reports its material balance: a side 3 pawns down resigns at once
+GAMES = ["-each", "nodes=1", "-resign", "movecount=1", "score=300", "-maxmoves", "60",
+         "-openings", f"file={EPD}", "order=random", "-progress", "off"]
+
+
+def spsa(*argv):
+    from tuner.cli import main
+
+    return main(["spsa", *map(str, argv)])
+
+
+def test_emit_params_writes_the_engines_spin_options_but_resource_ones(tmp_path, capsys):
+    out = tmp_path / "p.txt"
+    assert spsa("--emit-params", *ENGINE, "-o", out) == 0
+    ps = S.load_params(out)
+    # Hash is left out by the rule; Knob 0..100 -> c_end 100 / 20; Other 0..10 -> 0.5 (floor)
+    assert [(p.name, p.start, p.min, p.max, p.c_end, p.r_end) for p in ps] == [
+        ("Knob", 0, 0, 100, 5, 0.002), ("Other", 5, 0, 10, 0.5, 0.002)]
+    assert spsa("--emit-params", *ENGINE, "-params", "hash", "ratio") == 0
+    text = capsys.readouterr().out
+    assert "Hash, int, 1, 1, 16, 0.75, 0.002" in text and "Knob" not in text
+    assert "# Ratio, float, 0.5, MIN, MAX" in text  # a numeric string option: to complete
+
+
+def test_a_bad_params_line_exits_1_naming_the_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Knob, int, 10, 0, 100, 5, 0.002\nOther, int, 5, 0, 10, 0.5\n")
+    assert spsa(bad, "-iterations", 5, *ENGINE, *GAMES, "-rundir", tmp_path / "r") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"wasp-tune spsa: error: {bad}:2: expected 7 comma-separated")
+    assert spsa(tmp_path / "none.txt", "-iterations", 5, *ENGINE, *GAMES) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert spsa(bad, "-iterations", "x", *ENGINE, *GAMES) == 2
+    assert spsa(bad, "-iterations", 5, *ENGINE, *ENGINE, *GAMES) == 2
+    assert "exactly one -engine" in capsys.readouterr().err
+
+
+def test_an_option_the_engine_lacks_exits_1(tmp_path, capsys):
+    p = tmp_path / "p.txt"
+    p.write_text("Nope, int, 10, 0, 100, 5, 0.002\n")
+    assert spsa(p, "-iterations", 2, *ENGINE, *GAMES, "-rundir", tmp_path / "r") == 1
+    assert "has no option 'Nope'" in capsys.readouterr().err
+
+
+def test_the_option_moves_toward_the_engines_best_value_in_200_games(tmp_path):
+    # The fake engine plays a random move with probability |Knob - 42| / 40: from 10, SPSA
+    # must find the better values within 50 iterations of 2 pairs.
+    p = tmp_path / "p.txt"
+    p.write_text("Knob, int, 10, 0, 100, 10, 0.05\n")
+    run = tmp_path / "run"
+    assert spsa(p, "-iterations", 50, "-pairs", 2, *ENGINE, *GAMES, "-srand", 1,
+                "-rundir", run) == 0
+    df = pd.read_csv(run / "params.csv")
+    assert list(df["iteration"]) == list(range(1, 51)) and df["games"].sum() == 200
+    assert abs(df["Knob"].tail(10).mean() - 42) < 8
+    assert (run / "result.txt").read_text() == f"Knob, {round(df['Knob'].iloc[-1])}\n"
+    assert (run / "result-options.txt").read_text() == f"Knob = {round(df['Knob'].iloc[-1])}\n"
+    from testing.store import results
+
+    assert len(results(str(run))) == 200
+
+
+def test_sigkill_then_resume_ends_with_the_same_params_csv(tmp_path):
+    p = tmp_path / "p.txt"
+    p.write_text("Knob, int, 10, 0, 100, 10, 0.05\nOther, int, 5, 0, 10, 1, 0.002\n")
+    args = [p, "-iterations", 30, "-pairs", 2, *ENGINE, *GAMES, "-srand", 7]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert spsa(*args, "-rundir", whole) == 0
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", "spsa", *map(str, args),
+                             "-concurrency", "2", "-rundir", str(cut)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = cut / "games.sqlite"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists() and _count(db) >= 41:  # mid-iteration 11
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    proc.kill()
+    proc.wait()
+    stored = _count(db)
+    assert 41 <= stored < 120
+    assert spsa("-resume", cut) == 0
+    assert _count(db) == 120
+    assert (cut / "params.csv").read_text() == (whole / "params.csv").read_text()
+    assert (cut / "result.txt").read_text() == (whole / "result.txt").read_text()
+
+
+def _count(db) -> int:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is not there yet
+        return 0
+    finally:
+        con.close()

@@ -1,0 +1,362 @@
+"""SPSA with real games: an engine's option list as SPSA input (`emit_params`), and a run
+(`SpsaRun`) that plays each iteration's game pairs through the match runner's engines, games
+and store, in a resumable run directory.
+
+The run directory holds ``games.sqlite`` (the match runner's store: every game committed as
+it ends, with the run's settings), ``params.csv`` (one row per iteration), ``result.txt``
+(``name, value`` lines, OpenBench's output) and ``result-options.txt`` (``name = value``, the
+format of Wasp-Py's SearchFile). An iteration counts once all its games are stored; theta is
+recomputed from the stored games on -resume, so a killed run repeats no game and ends with the
+same params.csv as an uninterrupted one (for engines whose games repeat, e.g. node-limited).
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+from testing.config import MatchConfig
+from testing.engine import EngineConfig, EngineError, make_engine
+from testing.game import play_game
+from testing.openings import OpeningBook, OpeningSequence
+from testing.schedule import GameSpec
+from testing.store import RunStore
+from testing.worker import EngineSet, EngineStartError, game_row
+
+from .spsa import HEADER, Param, Schedule, Step, parse_params, perturb, update
+
+PARAMS_CSV = "params.csv"
+RESULT_TXT = "result.txt"
+RESULT_OPTIONS = "result-options.txt"
+META_KEY = "spsa"
+
+# --emit-params leaves out options that set resources, time handling, output or the protocol
+# rather than how the engine plays (glob patterns, case-insensitive); naming one with -params
+# brings it back.
+NOT_TUNED = ("hash", "threads", "multipv", "*overhead*", "*time*", "slow mover", "nodestime",
+             "syzygy*", "uci_*", "skill level", "contempt", "ponder", "clear hash")
+R_END = 0.002  # the usual r_end of OpenBench and fishtest tunes
+C_END_SHARE = 20  # c_end = (max - min) / 20, the usual rule of thumb; ints at least 0.5
+
+
+class SpsaError(Exception):
+    """A run that cannot go on: `code` is the exit status (1 a file or an engine, 2 usage)."""
+
+    def __init__(self, message, code=1):
+        super().__init__(str(message))
+        self.code = code
+
+
+# -- the engine's options as SPSA input -----------------------------------------------------
+
+
+@dataclass
+class UciOption:
+    name: str
+    type: str
+    default: str = ""
+    min: float | None = None
+    max: float | None = None
+
+
+def parse_option(text: str) -> UciOption:
+    """An ``option name ...`` line (without ``option name ``): name, type, default, min, max."""
+    name, _, rest = text.partition(" type ")
+    words = rest.split()
+    opt = UciOption(name.strip(), words[0] if words else "")
+    keys = ("default", "min", "max", "var")
+    i = 1
+    while i < len(words):
+        key = words[i]
+        j = i + 1
+        while j < len(words) and words[j] not in keys:
+            j += 1
+        value = " ".join(words[i + 1:j])
+        if key == "default":
+            opt.default = value
+        elif key in ("min", "max"):
+            try:
+                setattr(opt, key, float(value))
+            except ValueError:
+                pass
+        i = j
+    return opt
+
+
+def c_end_for(lo: float, hi: float, is_float: bool) -> float:
+    """The rule of thumb: c_end = (max - min) / 20 (4 significant digits), at least 0.5 for an
+    int option (OpenBench never perturbs an int by less)."""
+    c = float(f"{(hi - lo) / C_END_SHARE:.4g}")
+    return c if is_float else max(c, 0.5)
+
+
+def read_options(cfg: EngineConfig) -> tuple[str, list[UciOption]]:
+    """Start the engine, read its ``uci`` option list, quit: (id name, options)."""
+    if cfg.proto != "uci":
+        raise SpsaError("--emit-params reads a UCI engine's option list (proto=uci)", 2)
+    eng = make_engine(cfg)
+    try:
+        eng.start()
+    except EngineError as e:
+        eng.kill()
+        raise SpsaError(f"engine {cfg.name!r} failed to start: {e}") from None
+    eng.quit()
+    return eng.id_name or cfg.name, [parse_option(t) for t in eng.options.values()]
+
+
+def emit_params(name: str, options: list[UciOption], globs: list[str] = ()) -> str:
+    """OpenBench input for the spin options (ranges from min/max, start at the default,
+    c_end and r_end by the rule of thumb); numeric string options only when named by a glob,
+    as a comment line to complete (they have no range)."""
+    def named(o):
+        return any(fnmatch.fnmatch(o.name.lower(), g.lower()) for g in globs)
+
+    lines = [f"# SPSA input for {name}, written by wasp-tune spsa --emit-params", HEADER,
+             f"# c_end = (max - min) / {C_END_SHARE} (ints at least 0.5), r_end = {R_END}"]
+    for o in options:
+        if globs and not named(o):
+            continue
+        if o.type == "spin" and o.min is not None and o.max is not None and o.min < o.max:
+            if not globs and any(fnmatch.fnmatch(o.name.lower(), g) for g in NOT_TUNED):
+                continue
+            p = Param(o.name, False, float(int(o.default)) if _num(o.default) else o.min,
+                      o.min, o.max, c_end_for(o.min, o.max, False), R_END)
+            lines.append(p.line())
+        elif o.type == "string" and globs and _num(o.default):
+            lines.append(f"# {o.name}, float, {o.default}, MIN, MAX, C_END, {R_END}   "
+                         f"(a string option: give its range and c_end)")
+    return "\n".join(lines) + "\n"
+
+
+def _num(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class SpsaSettings:
+    """What a run tunes and how; saved in the store, so -resume needs nothing else."""
+
+    params_text: str
+    params_source: str
+    iterations: int
+    pairs: int
+    seed: int
+    alpha: float
+    gamma: float
+    a_ratio: float
+
+    def params(self) -> list[Param]:
+        return parse_params(self.params_text, self.params_source)
+
+    def schedule(self) -> Schedule:
+        return Schedule(self.iterations, self.alpha, self.gamma, self.a_ratio)
+
+
+class SpsaRun:
+    """A run directory: settings, stored games, and the iterations still to play."""
+
+    def __init__(self, rundir: str, cfg: MatchConfig, settings: SpsaSettings, out=None,
+                 err=None):
+        self.rundir = rundir
+        self.cfg = cfg
+        self.settings = settings
+        self.params = settings.params()
+        self.schedule = settings.schedule()
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.store = RunStore(rundir)
+        book = None
+        if cfg.openings is not None:
+            o = cfg.openings
+            book = OpeningBook(o.file, o.format, o.plies)
+        o = cfg.openings
+        self.openings = OpeningSequence(book, o.order if o else "sequential",
+                                        o.start if o else 1, cfg.srand or 0)
+        self._local = threading.local()
+        self._sets: list[EngineSet] = []
+        self._sets_lock = threading.Lock()
+        self._checked = False
+        self._stopped = False
+        self._stop_lock = threading.Lock()
+        self.session_games = 0
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return (f"SpsaRun({self.rundir!r}, {len(self.params)} parameters, {s.iterations} "
+                f"iterations x {s.pairs} pairs, seed {s.seed})")
+
+    @classmethod
+    def create(cls, rundir: str, cfg: MatchConfig, settings: SpsaSettings, **kw) -> SpsaRun:
+        run = cls(rundir, cfg, settings, **kw)
+        run.store.set_meta("config", cfg.to_dict())
+        run.store.set_meta(META_KEY, asdict(settings))
+        return run
+
+    @classmethod
+    def open(cls, rundir: str, cfg: MatchConfig | None = None, **kw) -> SpsaRun:
+        """Reopen a run; `cfg` (the saved one with -resume's overrides) replaces the saved."""
+        store = RunStore(rundir)
+        saved, config = store.get_meta(META_KEY), store.get_meta("config")
+        store.close()
+        if saved is None or config is None:
+            raise SpsaError(f"-resume: {rundir!r} holds no SPSA run")
+        return cls(rundir, cfg or MatchConfig.from_dict(config), SpsaSettings(**saved), **kw)
+
+    # -- one iteration --------------------------------------------------------------------
+    def _engines(self) -> EngineSet:
+        es = getattr(self._local, "engines", None)
+        if es is None:
+            es = self._local.engines = EngineSet(self.cfg)
+            with self._sets_lock:
+                self._sets.append(es)
+        return es
+
+    def _check_options(self, eng) -> None:
+        known = getattr(eng, "options", None)
+        if self._checked or known is None:
+            return
+        missing = [p.name for p in self.params if p.name.lower() not in known]
+        if missing:
+            raise SpsaError(f"engine {eng.name!r} has no option {missing[0]!r}")
+        self._checked = True
+
+    def _play_game(self, pair_id: int, g: int, k: int, step: Step) -> dict:
+        es = self._engines()
+        white, black = (0, 1) if g == 0 else (1, 0)  # engine 0 plays theta + c, engine 1 minus
+        spec = GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, white, black, 0, 1)
+        opening = self.openings[pair_id]
+        try:
+            we, be = es.get(white), es.get(black)
+        except EngineStartError as e:
+            raise SpsaError(e) from None
+        self._check_options(we)
+        try:
+            for idx, eng in ((white, we), (black, be)):
+                eng.set_options(step.options(self.params, 1 if idx == 0 else -1))
+        except EngineError as e:
+            es.kill()
+            raise SpsaError(f"engine failed while its options were set: {e}") from None
+        rec = play_game(we, be, opening, self.cfg.game_settings())
+        es.after_game(white)
+        es.after_game(black)
+        row = game_row(self.cfg, spec, rec, opening)
+        with self._stop_lock:  # a game cut short by an interrupt is never stored
+            if self._stopped:
+                raise SpsaError("interrupted", 130)
+            self.store.add_game(row)
+        if row["_failed"] and not self.cfg.recover:
+            who = ", ".join(self.cfg.engines[i].name for i in row["_failed"])
+            raise SpsaError(f"engine {who} failed ({row['reason']}) in game {pair_id}.{g}; "
+                            f"use -recover to restart it and go on")
+        return row
+
+    def _wdl(self, rows) -> tuple[int, int, int]:
+        plus = self.cfg.engines[0].name
+        w = d = l_ = 0
+        for r in rows:
+            s = {"1-0": 1.0, "0-1": 0.0}.get(r["result"], 0.5)
+            s = s if r["white"] == plus else 1.0 - s
+            w, d, l_ = w + (s == 1.0), d + (s == 0.5), l_ + (s == 0.0)
+        return w, d, l_
+
+    # -- output ---------------------------------------------------------------------------
+    def _csv_header(self) -> list[str]:
+        cols = ["iteration", "games", "wins", "draws", "losses", "score"]
+        for p in self.params:
+            n = p.name
+            cols += [n, f"{n}.c_k", f"{n}.a_k", f"{n}.flip", f"{n}.plus", f"{n}.minus"]
+        return cols
+
+    def _csv_row(self, step: Step, wdl, theta) -> list[str]:
+        w, d, l_ = wdl
+        games = w + d + l_
+        row = [str(step.k), str(games), str(w), str(d), str(l_), f"{(w + d / 2) / games:.6g}"]
+        for i, p in enumerate(self.params):
+            row += [f"{theta[i]:.10g}", f"{step.c[i]:.10g}", f"{step.a[i]:.10g}",
+                    str(step.flips[i]), p.value_text(step.plus[i]), p.value_text(step.minus[i])]
+        return row
+
+    def write_result(self, theta) -> None:
+        """result.txt (``name, value``) and result-options.txt (``name = value``)."""
+        ob = "".join(f"{p.name}, {p.value_text(x)}\n" for p, x in zip(self.params, theta,
+                                                                      strict=True))
+        opts = "".join(f"{p.name} = {p.value_text(x)}\n" for p, x in zip(self.params, theta,
+                                                                          strict=True))
+        for name, text in ((RESULT_TXT, ob), (RESULT_OPTIONS, opts)):
+            path = os.path.join(self.rundir, name)
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(path + ".tmp", path)
+
+    # -- the loop -------------------------------------------------------------------------
+    def run(self, progress: bool | None = None) -> list[float]:
+        """Play the iterations not yet stored; theta at the end. Raises SpsaError."""
+        from tqdm import tqdm
+
+        s = self.settings
+        stored: dict[int, dict[int, dict]] = {}
+        for r in self.store.games(["pair_id", "game_in_pair", "white", "result"]):
+            stored.setdefault(r["pair_id"], {})[r["game_in_pair"]] = r
+        theta = [p.start for p in self.params]
+        if progress is None:
+            progress = self.cfg.progress if self.cfg.progress is not None else self.err.isatty()
+        csv_file = open(os.path.join(self.rundir, PARAMS_CSV), "w", newline="")
+        writer = csv.writer(csv_file)
+        writer.writerow(self._csv_header())
+        pool = ThreadPoolExecutor(max(1, min(self.cfg.concurrency, 2 * s.pairs)))
+        t0 = time.monotonic()
+        bar = None
+        try:
+            for k in range(1, s.iterations + 1):
+                step = perturb(self.params, self.schedule, theta, k, s.seed)
+                ids = range((k - 1) * s.pairs, k * s.pairs)
+                todo = [(pid, g) for pid in ids for g in (0, 1) if g not in stored.get(pid, {})]
+                if todo and bar is None:
+                    bar = tqdm(total=s.iterations, initial=k - 1, disable=not progress,
+                               file=self.err, unit="it", dynamic_ncols=True)
+                for row in pool.map(lambda t, k=k, step=step: self._play_game(*t, k, step),
+                                    todo):
+                    stored.setdefault(row["pair_id"], {})[row["game_in_pair"]] = row
+                    self.session_games += 1
+                rows = [stored[pid][g] for pid in ids for g in (0, 1)]
+                wdl = self._wdl(rows)
+                theta = update(self.params, theta, step, wdl[0], wdl[2])
+                writer.writerow(self._csv_row(step, wdl, theta))
+                csv_file.flush()
+                if bar is not None:
+                    rate = self.session_games / max(time.monotonic() - t0, 1e-9)
+                    values = " ".join(f"{p.name}={x:.4g}" for p, x in
+                                      list(zip(self.params, theta, strict=True))[:4])
+                    bar.set_postfix_str(f"{rate:.1f} games/s {values}", refresh=False)
+                    bar.update(1)
+                if todo:
+                    self.write_result(theta)
+            self.write_result(theta)
+        except BaseException:
+            with self._stop_lock:
+                self._stopped = True
+            for es in self._sets:  # games in flight end now, unstored
+                es.kill()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+            csv_file.close()
+            pool.shutdown(wait=True, cancel_futures=True)
+            for es in self._sets:
+                es.close()
+            self.store.close()
+        return theta
