@@ -9,6 +9,7 @@ import sys
 from wasp.cli import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 from .spsa import A_RATIO, ALPHA, GAMMA, SpsaInputError, parse_params
+from .spsa_run import SPRT_PAIRS
 
 PROG = "wasp-tune spsa"
 
@@ -35,6 +36,10 @@ SPSA:
   -alpha X -gamma X      schedule exponents (default {ALPHA}, {GAMMA})
   -a-ratio X             A = X * N (default {A_RATIO})
   -srand S               seed of the flips, the roundings and a random opening order
+  -then-sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]
+             [pairs=N]   then play the tuned values against the start values with the match
+                         runner's SPRT (game pairs on the same openings, at most N pairs,
+                         default {SPRT_PAIRS}) in DIR/sprt; -resume goes on with it too
 
 The match runner's flags, as in wasp-match (see wasp-match --help):
   -engine KEY=VALUE ...  the one engine tuned: cmd= arg= dir= proto= option.NAME=VALUE
@@ -71,6 +76,7 @@ examples:
   wasp-tune spsa lmr.txt -iterations 2000 -pairs 4 -engine cmd=wasp -each nodes=5000 \\
       -openings file=tests/data/uho_sample.epd order=random -srand 1 -concurrency 2 -rundir runs/lmr
   wasp-tune spsa -resume runs/lmr
+  wasp-tune spsa lmr.txt -iterations 500 -engine cmd=wasp -each nodes=2000 -then-sprt elo0=0 elo1=5
 
 exit codes: 0 ok, 1 a file that cannot be used (PARAMS.txt, -openings, -resume) or an engine
 that fails, 2 a bad command line, 130 interrupted (resume with -resume DIR)
@@ -91,7 +97,7 @@ def split_argv(argv: list[str]):
     from testing.cli import _is_flag
 
     params_file = None
-    own: dict[str, str] = {}
+    own: dict = {}
     emit = False
     globs: list[str] = []
     rest: list[str] = []
@@ -105,6 +111,16 @@ def split_argv(argv: list[str]):
             i += 1
             while i < len(argv) and not _is_flag(argv[i]):
                 globs.append(argv[i])
+                i += 1
+            continue
+        elif flag == "-then-sprt":
+            i += 1
+            sprt = own.setdefault("then-sprt", {})
+            while i < len(argv) and not _is_flag(argv[i]):
+                k, eq, v = argv[i].partition("=")
+                if not eq:
+                    raise UsageError(f"-then-sprt: expected KEY=VALUE, got {argv[i]!r}")
+                sprt[k] = v
                 i += 1
             continue
         elif flag in SPSA_VALUE_FLAGS:
@@ -193,6 +209,7 @@ def cmd_run(params_file, own, rest) -> int:
                                  "--emit-params writes one)")
             _engine_raw(raw)
         cfg, rundir, resume = prepare_raw(raw)
+        then_sprt, sprt_pairs = _then_sprt(own, raw) if not resume else (None, 0)
     except RunnerUsage as err:
         raise UsageError(err, err.code) from None
     if resume:
@@ -216,7 +233,7 @@ def cmd_run(params_file, own, rest) -> int:
         except SpsaInputError as e:
             raise UsageError(e, EXIT_INPUT) from None
         settings = SpsaSettings(text, params_file, iterations, pairs, cfg.srand, alpha, gamma,
-                                a_ratio)
+                                a_ratio, then_sprt, sprt_pairs)
         run = SpsaRun.create(rundir, cfg, settings)
         print(f"run directory: {rundir}", flush=True)
     stop_on_sigterm()
@@ -227,8 +244,32 @@ def cmd_run(params_file, own, rest) -> int:
         return 130
     for p, x in zip(run.params, theta, strict=True):
         print(f"{p.name}, {p.value_text(x)}")
-    print(f"done: {os.path.join(rundir, 'result.txt')}")
-    return 0
+    print(f"done: {os.path.join(rundir, 'result.txt')}", flush=True)
+    if run.settings.then_sprt is None:
+        return 0
+    from .spsa_run import run_sprt
+
+    code = run_sprt(SpsaRun.open(rundir, cfg), theta)
+    if code == 130:
+        print(f"resume the SPRT with {PROG} -resume {rundir}", file=sys.stderr)
+    return code
+
+
+def _then_sprt(own: dict, raw: dict):
+    """-then-sprt's settings, checked as wasp-match checks -sprt: (SprtConfig fields, pairs)."""
+    from dataclasses import asdict
+
+    from testing.cli import _int, build_config
+
+    d = dict(own.pop("then-sprt", None) or {})
+    if not d:
+        return None, SPRT_PAIRS
+    pairs = _int("-then-sprt: pairs", d.pop("pairs", SPRT_PAIRS), lo=1)
+    try:
+        sprt = build_config({**raw, "sprt": d}).sprt
+    except Exception as e:  # the runner's UsageError, named for this flag
+        raise UsageError(str(e).replace("-sprt", "-then-sprt"), getattr(e, "code", 2)) from None
+    return asdict(sprt), pairs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,6 +41,8 @@ META_KEY = "spsa"
 # brings it back.
 NOT_TUNED = ("hash", "threads", "multipv", "*overhead*", "*time*", "slow mover", "nodestime",
              "syzygy*", "uci_*", "skill level", "contempt", "ponder", "clear hash")
+SPRT_DIR = "sprt"
+SPRT_PAIRS = 10000  # -then-sprt's default bound on game pairs
 R_END = 0.002  # the usual r_end of OpenBench and fishtest tunes
 C_END_SHARE = 20  # c_end = (max - min) / 20, the usual rule of thumb; ints at least 0.5
 
@@ -157,6 +159,8 @@ class SpsaSettings:
     alpha: float
     gamma: float
     a_ratio: float
+    then_sprt: dict | None = None  # SprtConfig fields: the tuned values against the start
+    sprt_pairs: int = SPRT_PAIRS  # at most this many game pairs in that SPRT
 
     def params(self) -> list[Param]:
         return parse_params(self.params_text, self.params_source)
@@ -360,3 +364,46 @@ class SpsaRun:
                 es.close()
             self.store.close()
         return theta
+
+
+# -- then an SPRT: the tuned values against the start values -----------------------------------
+
+
+def sprt_config(run: SpsaRun, theta) -> MatchConfig:
+    """The match runner's settings for the SPRT after a run: the engine with the tuned values
+    (``NAME-tuned``) against the engine with the start values (``NAME-start``), game pairs on
+    the run's openings, at most `sprt_pairs` pairs."""
+    from dataclasses import replace
+
+    from testing.config import SprtConfig
+
+    cfg = MatchConfig.from_dict(run.cfg.to_dict())
+    base = cfg.engines[0].name.removesuffix("-plus")
+    for i, (label, values) in enumerate((("tuned", theta),
+                                         ("start", [p.start for p in run.params]))):
+        opts = {p.name: p.value_text(x) for p, x in zip(run.params, values, strict=True)}
+        e = cfg.engines[i]
+        cfg.engines[i] = replace(e, name=f"{base}-{label}", options={**e.options, **opts})
+    cfg.tournament, cfg.games, cfg.repeat = "roundrobin", 2, True
+    cfg.rounds = run.settings.sprt_pairs
+    cfg.sprt = SprtConfig(**run.settings.then_sprt)
+    return cfg
+
+
+def run_sprt(run: SpsaRun, theta) -> int:
+    """Play (or resume) the SPRT in RUNDIR/sprt with the match runner; its exit status."""
+    from testing.store import DB_NAME
+    from testing.tournament import Runner
+
+    rundir = os.path.join(run.rundir, SPRT_DIR)
+    resume = os.path.exists(os.path.join(rundir, DB_NAME))
+    cfg = sprt_config(run, theta)
+    if resume:  # the saved settings, with this session's concurrency and progress
+        saved = RunStore(rundir)
+        old = MatchConfig.from_dict(saved.get_meta("config"))
+        saved.close()
+        old.concurrency, old.progress = cfg.concurrency, cfg.progress
+        cfg = old
+    print(f"SPRT of the tuned values against the start values: {rundir}", file=run.out,
+          flush=True)
+    return Runner(cfg, rundir, resume=resume, out=run.out, err=run.err).run()

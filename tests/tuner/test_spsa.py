@@ -1,6 +1,7 @@
 """tuner.spsa: the OpenBench input, the schedule, the perturbation and the update, a simulated
 match, and (below) `wasp-tune spsa` on a fake engine."""
 
+import json
 import math
 import os
 import sqlite3
@@ -145,6 +146,7 @@ FAKE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 SPSA_FAKE = os.path.join(FAKE_DIR, "spsa_uci.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(FAKE_DIR)))
 EPD = os.path.join(ROOT, "tests", "data", "uho_sample.epd")
+SPSA_KNOB = os.path.join(ROOT, "tests", "data", "spsa_knob.txt")  # Knob from 10, c_end 10
 ENGINE = ["-engine", f"cmd={sys.executable}", f"arg={SPSA_FAKE}", "name=fake"]
 # the fake engine reports its material balance: a side 3 pawns down resigns at once
 GAMES = ["-each", "nodes=1", "-resign", "movecount=1", "score=300", "-maxmoves", "60",
@@ -243,3 +245,20 @@ def _count(db) -> int:
         return 0
     finally:
         con.close()
+
+
+def test_then_sprt_plays_the_tuned_values_against_the_start_and_accepts_h1(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert spsa(SPSA_KNOB, "-iterations", 40, "-pairs", 2, *ENGINE, *GAMES, "-srand", 3,
+                "-rundir", run, "-then-sprt", "elo0=0", "elo1=50", "pairs=200") == 0
+    summary = json.loads((run / "sprt" / "summary.json").read_text())
+    assert summary["sprt_decision"]["decision"] == "H1"
+    config = json.loads((run / "sprt" / "config.json").read_text())
+    tuned = (run / "result.txt").read_text().split(", ")[1].strip()
+    assert [(e["name"], e["options"]) for e in config["engines"]] == [
+        ("fake-tuned", {"Knob": tuned}), ("fake-start", {"Knob": "10"})]
+    capsys.readouterr()
+    assert spsa(SPSA_KNOB, "-iterations", 4, *ENGINE, *GAMES, "-rundir", tmp_path / "bad",
+                "-then-sprt", "elo0=5", "elo1=0") == 2
+    assert "-then-sprt: elo0 (5.0) must be below elo1 (0.0)" in capsys.readouterr().err
+    assert not (tmp_path / "bad" / "games.sqlite").exists()
