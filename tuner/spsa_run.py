@@ -169,6 +169,26 @@ class SpsaSettings:
         return Schedule(self.iterations, self.alpha, self.gamma, self.a_ratio)
 
 
+def load_settings(rundir: str) -> SpsaSettings:
+    """The settings of the run in `rundir`, read without writing (for notebooks)."""
+    import json
+    import sqlite3
+
+    from testing.store import DB_NAME
+
+    path = os.path.join(rundir, DB_NAME)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no SPSA run in {rundir!r} ({DB_NAME} missing)")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
+    finally:
+        db.close()
+    if row is None:
+        raise ValueError(f"{rundir!r} holds no SPSA run")
+    return SpsaSettings(**json.loads(row[0]))
+
+
 class SpsaRun:
     """A run directory: settings, stored games, and the iterations still to play."""
 
