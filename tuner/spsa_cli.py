@@ -15,8 +15,9 @@ PROG = "wasp-tune spsa"
 
 USAGE = f"""\
 usage: wasp-tune spsa PARAMS.txt -iterations N [-pairs M] -engine cmd=CMD ... -each nodes=N
-                      [-openings file=F ...] [-concurrency K] [-srand S] [-rundir DIR]
-       wasp-tune spsa -resume DIR [-concurrency K] [-progress on|off]
+                      [-openings file=F ...] [-concurrency K | -dask ADDRESS] [-in-flight L]
+                      [-srand S] [-rundir DIR] [-then-sprt elo0=E0 elo1=E1]
+       wasp-tune spsa -resume DIR [-concurrency K] [-dask ADDRESS] [-progress on|off]
        wasp-tune spsa --emit-params -engine cmd=CMD ... [-params GLOB ...] [-o FILE]
 
 Tunes an engine's spin options by SPSA (as OpenBench and fishtest do): each iteration plays
@@ -46,8 +47,15 @@ The match runner's flags, as in wasp-match (see wasp-match --help):
                          restart= startup= (and the limits below)
   -each tc= | st= | nodes= | depth=   the limits of every game
   -openings file=F [format=epd|pgn] [order=random|sequential] [plies=N] [start=N]
-  -concurrency K         games at once (default 1; at most 2 x pairs: one iteration at a time)
+  -concurrency K         game pairs at once on this machine (default 1)
+  -in-flight L           iterations played at once (default: enough for -concurrency, i.e.
+                         ceil(K / M)): iteration k starts from theta after iteration k - L,
+                         and the updates are applied in order, so the run depends on L but not
+                         on which game ends first (OpenBench and fishtest let workers start
+                         from a stale theta too); with -dask give L x M >= the workers' threads
   -draw ... -resign ... -maxmoves N   adjudication; -recover; -log FILE; -config FILE
+  -dask ADDRESS          play the pairs as tasks on a Dask scheduler (pip install
+                         "wasp-py[dask]"); the engine command must run on the workers
   -rundir DIR            run directory (default runs/<timestamp>)
   -resume DIR            go on with the run in DIR (a run killed even by SIGKILL repeats no
                          stored game)
@@ -83,7 +91,7 @@ that fails, 2 a bad command line, 130 interrupted (resume with -resume DIR)
 """
 
 EMIT_STARTUP = 300  # seconds --emit-params waits for an engine without startup= (numba...)
-SPSA_VALUE_FLAGS = {"-iterations", "-pairs", "-alpha", "-gamma", "-a-ratio", "-o"}
+SPSA_VALUE_FLAGS = {"-iterations", "-pairs", "-in-flight", "-alpha", "-gamma", "-a-ratio", "-o"}
 
 
 class UsageError(Exception):
@@ -220,6 +228,7 @@ def cmd_run(params_file, own, rest) -> int:
             raise UsageError("-iterations N is required")
         iterations = _number(own, "iterations", int, 0, 1)
         pairs = _number(own, "pairs", int, 1, 1)
+        in_flight = _number(own, "in-flight", int, -(-cfg.concurrency // pairs), 1)
         alpha = _number(own, "alpha", float, ALPHA, 0.0)
         gamma = _number(own, "gamma", float, GAMMA, 0.0)
         a_ratio = _number(own, "a-ratio", float, A_RATIO, 0.0)
@@ -233,7 +242,7 @@ def cmd_run(params_file, own, rest) -> int:
         except SpsaInputError as e:
             raise UsageError(e, EXIT_INPUT) from None
         settings = SpsaSettings(text, params_file, iterations, pairs, cfg.srand, alpha, gamma,
-                                a_ratio, then_sprt, sprt_pairs)
+                                a_ratio, in_flight, then_sprt, sprt_pairs)
         run = SpsaRun.create(rundir, cfg, settings)
         print(f"run directory: {rundir}", flush=True)
     stop_on_sigterm()

@@ -159,6 +159,7 @@ class SpsaSettings:
     alpha: float
     gamma: float
     a_ratio: float
+    in_flight: int = 1  # iterations played at once (iteration k starts from theta_{k-L})
     then_sprt: dict | None = None  # SprtConfig fields: the tuned values against the start
     sprt_pairs: int = SPRT_PAIRS  # at most this many game pairs in that SPRT
 
@@ -209,12 +210,6 @@ class SpsaRun:
         o = cfg.openings
         self.openings = OpeningSequence(book, o.order if o else "sequential",
                                         o.start if o else 1, cfg.srand or 0)
-        self._local = threading.local()
-        self._sets: list[EngineSet] = []
-        self._sets_lock = threading.Lock()
-        self._checked = False
-        self._stopped = False
-        self._stop_lock = threading.Lock()
         self.session_games = 0
 
     def __repr__(self) -> str:
@@ -240,53 +235,6 @@ class SpsaRun:
         return cls(rundir, cfg or MatchConfig.from_dict(config), SpsaSettings(**saved), **kw)
 
     # -- one iteration --------------------------------------------------------------------
-    def _engines(self) -> EngineSet:
-        es = getattr(self._local, "engines", None)
-        if es is None:
-            es = self._local.engines = EngineSet(self.cfg)
-            with self._sets_lock:
-                self._sets.append(es)
-        return es
-
-    def _check_options(self, eng) -> None:
-        known = getattr(eng, "options", None)
-        if self._checked or known is None:
-            return
-        missing = [p.name for p in self.params if p.name.lower() not in known]
-        if missing:
-            raise SpsaError(f"engine {eng.name!r} has no option {missing[0]!r}")
-        self._checked = True
-
-    def _play_game(self, pair_id: int, g: int, k: int, step: Step) -> dict:
-        es = self._engines()
-        white, black = (0, 1) if g == 0 else (1, 0)  # engine 0 plays theta + c, engine 1 minus
-        spec = GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, white, black, 0, 1)
-        opening = self.openings[pair_id]
-        try:
-            we, be = es.get(white), es.get(black)
-        except EngineStartError as e:
-            raise SpsaError(e) from None
-        self._check_options(we)
-        try:
-            for idx, eng in ((white, we), (black, be)):
-                eng.set_options(step.options(self.params, 1 if idx == 0 else -1))
-        except EngineError as e:
-            es.kill()
-            raise SpsaError(f"engine failed while its options were set: {e}") from None
-        rec = play_game(we, be, opening, self.cfg.game_settings())
-        es.after_game(white)
-        es.after_game(black)
-        row = game_row(self.cfg, spec, rec, opening)
-        with self._stop_lock:  # a game cut short by an interrupt is never stored
-            if self._stopped:
-                raise SpsaError("interrupted", 130)
-            self.store.add_game(row)
-        if row["_failed"] and not self.cfg.recover:
-            who = ", ".join(self.cfg.engines[i].name for i in row["_failed"])
-            raise SpsaError(f"engine {who} failed ({row['reason']}) in game {pair_id}.{g}; "
-                            f"use -recover to restart it and go on")
-        return row
-
     def _wdl(self, rows) -> tuple[int, int, int]:
         plus = self.cfg.engines[0].name
         w = d = l_ = 0
@@ -327,63 +275,217 @@ class SpsaRun:
 
     # -- the loop -------------------------------------------------------------------------
     def run(self, progress: bool | None = None) -> list[float]:
-        """Play the iterations not yet stored; theta at the end. Raises SpsaError."""
+        """Play the iterations not yet stored; theta at the end. Raises SpsaError.
+
+        Iteration k is planned from theta after iteration k - in_flight (so that many
+        iterations are played at once) and the updates are applied in the order of k: the
+        path depends on the settings and the game results only, never on which game ends
+        first, and a resumed run replays the stored games into the same path."""
         from tqdm import tqdm
 
-        s = self.settings
+        s, params = self.settings, self.params
+        lag = max(1, s.in_flight)
         stored: dict[int, dict[int, dict]] = {}
         for r in self.store.games(["pair_id", "game_in_pair", "white", "result"]):
             stored.setdefault(r["pair_id"], {})[r["game_in_pair"]] = r
-        theta = [p.start for p in self.params]
+        thetas = [[p.start for p in params]]  # thetas[j]: theta after iteration j
+        steps: dict[int, Step] = {}
+        missing: dict[int, set[int]] = {}  # iteration -> its pairs not yet stored
+        futures: dict = {}  # future -> (iteration, pair id)
         if progress is None:
             progress = self.cfg.progress if self.cfg.progress is not None else self.err.isatty()
         csv_file = open(os.path.join(self.rundir, PARAMS_CSV), "w", newline="")
         writer = csv.writer(csv_file)
         writer.writerow(self._csv_header())
-        pool = ThreadPoolExecutor(max(1, min(self.cfg.concurrency, 2 * s.pairs)))
+        pairs = _DaskPairs(self) if self.cfg.dask else _LocalPairs(self)
+        names = [p.name for p in params]
         t0 = time.monotonic()
         bar = None
+        k_next = k_done = 0
+        ended_early = True
         try:
-            for k in range(1, s.iterations + 1):
-                step = perturb(self.params, self.schedule, theta, k, s.seed)
-                ids = range((k - 1) * s.pairs, k * s.pairs)
-                todo = [(pid, g) for pid in ids for g in (0, 1) if g not in stored.get(pid, {})]
-                if todo and bar is None:
-                    bar = tqdm(total=s.iterations, initial=k - 1, disable=not progress,
-                               file=self.err, unit="it", dynamic_ncols=True)
-                for row in pool.map(lambda t, k=k, step=step: self._play_game(*t, k, step),
-                                    todo):
-                    stored.setdefault(row["pair_id"], {})[row["game_in_pair"]] = row
-                    self.session_games += 1
-                rows = [stored[pid][g] for pid in ids for g in (0, 1)]
+            while k_done < s.iterations:
+                while k_next < s.iterations and k_next + 1 - k_done <= lag:
+                    k = k_next = k_next + 1
+                    steps[k] = step = perturb(params, self.schedule, thetas[max(0, k - lag)],
+                                              k, s.seed)
+                    options = (step.options(params, 1), step.options(params, -1))
+                    missing[k] = set()
+                    for pid in range((k - 1) * s.pairs, k * s.pairs):
+                        skip = sorted(stored.get(pid, {}))
+                        if len(skip) < 2:
+                            missing[k].add(pid)
+                            fut = pairs.submit(names, pid, k, options, self.openings[pid], skip)
+                            futures[fut] = (k, pid)
+                    if missing[k] and bar is None:
+                        bar = tqdm(total=s.iterations, initial=k - 1, disable=not progress,
+                                   file=self.err, unit="it", dynamic_ncols=True)
+                k = k_done + 1
+                if missing[k]:
+                    for fut in pairs.wait(list(futures)):
+                        kk, pid = futures.pop(fut)
+                        self._commit(fut.result(), stored)
+                        if len(stored.get(pid, {})) == 2:
+                            missing[kk].discard(pid)
+                    continue
+                rows = [stored[pid][g] for pid in range((k - 1) * s.pairs, k * s.pairs)
+                        for g in (0, 1)]
                 wdl = self._wdl(rows)
-                theta = update(self.params, theta, step, wdl[0], wdl[2])
+                step = steps.pop(k)
+                theta = update(params, thetas[-1], step, wdl[0], wdl[2])
+                thetas.append(theta)
                 writer.writerow(self._csv_row(step, wdl, theta))
                 csv_file.flush()
+                k_done = k
                 if bar is not None:
                     rate = self.session_games / max(time.monotonic() - t0, 1e-9)
                     values = " ".join(f"{p.name}={x:.4g}" for p, x in
-                                      list(zip(self.params, theta, strict=True))[:4])
+                                      list(zip(params, theta, strict=True))[:4])
                     bar.set_postfix_str(f"{rate:.1f} games/s {values}", refresh=False)
                     bar.update(1)
-                if todo:
                     self.write_result(theta)
-            self.write_result(theta)
-        except BaseException:
-            with self._stop_lock:
-                self._stopped = True
-            for es in self._sets:  # games in flight end now, unstored
-                es.kill()
-            raise
+            self.write_result(thetas[-1])
+            ended_early = False
         finally:
             if bar is not None:
                 bar.close()
             csv_file.close()
-            pool.shutdown(wait=True, cancel_futures=True)
-            for es in self._sets:
-                es.close()
+            pairs.close(kill=ended_early)  # an interrupt ends the games in flight, unstored
             self.store.close()
-        return theta
+        return thetas[-1]
+
+    def _commit(self, rows: list[dict], stored) -> None:
+        """Store a finished task's games (the client alone writes the store)."""
+        for row in rows:
+            self.store.add_game(row)
+            stored.setdefault(row["pair_id"], {})[row["game_in_pair"]] = row
+            self.session_games += 1
+            if row["_failed"] and not self.cfg.recover:
+                who = ", ".join(self.cfg.engines[i].name for i in row["_failed"])
+                raise SpsaError(f"engine {who} failed ({row['reason']}) in game "
+                                f"{row['pair_id']}.{row['game_in_pair']}; use -recover to "
+                                f"restart it and go on")
+
+
+# -- playing a pair: in a local thread or as a Dask task ----------------------------------------
+
+
+def play_pair(cfg: MatchConfig, names: list[str], pair_id: int, k: int, options, opening,
+              skip, engines: EngineSet) -> list[dict]:
+    """The games of pair `pair_id` (iteration k) not in `skip`: game 0 with engine 0 (plus)
+    white, game 1 with colours swapped; before each game each engine gets its options
+    (``options[i]``, by ``setoption``). Returns the store rows; SpsaError when the engine does
+    not start or has no option of one of `names`."""
+    rows = []
+    for g in (0, 1):
+        if g in skip:
+            continue
+        white, black = (0, 1) if g == 0 else (1, 0)
+        spec = GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, white, black, 0, 1)
+        try:
+            we, be = engines.get(white), engines.get(black)
+        except EngineStartError as e:
+            raise SpsaError(e) from None
+        known = getattr(we, "options", None)
+        lacking = [n for n in names if known is not None and n.lower() not in known]
+        if lacking:
+            raise SpsaError(f"engine {we.name!r} has no option {lacking[0]!r}")
+        try:
+            we.set_options(options[white])
+            be.set_options(options[black])
+        except EngineError as e:
+            engines.kill()
+            raise SpsaError(f"engine failed while its options were set: {e}") from None
+        rec = play_game(we, be, opening, cfg.game_settings())
+        engines.after_game(white)
+        engines.after_game(black)
+        rows.append(game_row(cfg, spec, rec, opening))
+        if rows[-1]["_failed"] and not cfg.recover:
+            break
+    return rows
+
+
+def play_pair_task(cfg_dict: dict, names, pair_id, k, options, opening, skip, env) -> list[dict]:
+    """Dask task: `play_pair` with the worker thread's engines (kept between tasks)."""
+    import json
+
+    from testing.distributed import _engine_set
+
+    cfg = MatchConfig.from_dict(cfg_dict)
+    key = "spsa" + json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover], sort_keys=True)
+    return play_pair(cfg, names, pair_id, k, options, opening, set(skip),
+                     _engine_set(cfg, key, env))
+
+
+class _LocalPairs:
+    """Pairs on -concurrency threads of this process, each with its own engines."""
+
+    def __init__(self, run: SpsaRun):
+        self.cfg = run.cfg
+        self.pool = ThreadPoolExecutor(max(1, run.cfg.concurrency))
+        self.local = threading.local()
+        self.sets: list[EngineSet] = []
+        self.lock = threading.Lock()
+
+    def _play(self, *args) -> list[dict]:
+        es = getattr(self.local, "engines", None)
+        if es is None:
+            es = self.local.engines = EngineSet(self.cfg)
+            with self.lock:
+                self.sets.append(es)
+        return play_pair(self.cfg, *args, es)
+
+    def submit(self, names, pair_id, k, options, opening, skip):
+        return self.pool.submit(self._play, names, pair_id, k, options, opening, set(skip))
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        return wait(futures, return_when=FIRST_COMPLETED).done
+
+    def close(self, kill: bool = False) -> None:
+        if kill:
+            for es in list(self.sets):
+                es.kill()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        for es in self.sets:
+            es.close()
+
+
+class _DaskPairs:
+    """Pairs as tasks on the Dask scheduler at -dask; workers keep their engines."""
+
+    def __init__(self, run: SpsaRun):
+        from distributed import Client
+
+        from testing.distributed import PASSED_ENV
+
+        d = run.cfg.to_dict()
+        d["dask"] = d["log"] = None  # the log file is the client's
+        self.cfg_dict = d
+        self.env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        try:
+            self.client = Client(run.cfg.dask, timeout="20s")
+        except OSError as e:
+            raise SpsaError(f"-dask {run.cfg.dask}: cannot reach the scheduler: {e}") from None
+        self.futures = []
+
+    def submit(self, names, pair_id, k, options, opening, skip):
+        fut = self.client.submit(play_pair_task, self.cfg_dict, names, pair_id, k, options,
+                                 opening, list(skip), self.env, pure=False,
+                                 key=f"wasp-spsa-pair-{pair_id}-{os.getpid()}-{id(self)}")
+        self.futures.append(fut)
+        return fut
+
+    def wait(self, futures):
+        from distributed import wait
+
+        return wait(futures, return_when="FIRST_COMPLETED").done
+
+    def close(self, kill: bool = False) -> None:
+        for fut in self.futures:
+            fut.cancel()
+        self.client.close()
 
 
 # -- then an SPRT: the tuned values against the start values -----------------------------------

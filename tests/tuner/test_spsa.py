@@ -262,3 +262,29 @@ def test_then_sprt_plays_the_tuned_values_against_the_start_and_accepts_h1(tmp_p
                 "-then-sprt", "elo0=5", "elo1=0") == 2
     assert "-then-sprt: elo0 (5.0) must be below elo1 (0.0)" in capsys.readouterr().err
     assert not (tmp_path / "bad" / "games.sqlite").exists()
+
+
+def test_iterations_in_flight_give_one_path_whatever_the_concurrency(tmp_path):
+    # -in-flight 3: iteration k starts from theta after k - 3; the updates are applied in
+    # order, so 3 threads and 1 thread give the same params.csv
+    args = [SPSA_KNOB, "-iterations", 30, "-pairs", 1, "-in-flight", 3, *ENGINE, *GAMES,
+            "-srand", 5]
+    assert spsa(*args, "-concurrency", 3, "-rundir", tmp_path / "three") == 0
+    assert spsa(*args, "-rundir", tmp_path / "one") == 0
+    text = (tmp_path / "three" / "params.csv").read_text()
+    assert text == (tmp_path / "one" / "params.csv").read_text()
+    df = pd.read_csv(tmp_path / "one" / "params.csv")
+    assert df["Knob"].iloc[-1] > 25  # from 10 toward 42 with stale thetas too
+
+
+def test_dask_plays_the_pairs_with_the_same_path_as_local_threads(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    args = [SPSA_KNOB, "-iterations", 12, "-pairs", 2, "-in-flight", 2, *ENGINE, *GAMES,
+            "-srand", 9]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=40) as cluster:
+        assert spsa(*args, "-dask", cluster.scheduler_address, "-rundir", tmp_path / "d") == 0
+    assert spsa(*args, "-concurrency", 2, "-rundir", tmp_path / "l") == 0
+    text = (tmp_path / "d" / "params.csv").read_text()
+    assert text == (tmp_path / "l" / "params.csv").read_text()
+    assert len(text.splitlines()) == 13
