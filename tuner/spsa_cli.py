@@ -216,7 +216,7 @@ def cmd_run(params_file, own, rest) -> int:
                 raise UsageError("no PARAMS file given (wasp-tune spsa PARAMS.txt ...; "
                                  "--emit-params writes one)")
             _engine_raw(raw)
-        cfg, rundir, resume = prepare_raw(raw)
+        cfg, rundir, resume = prepare_raw(raw, spsa=True)
         then_sprt, sprt_pairs = _then_sprt(own, raw) if not resume else (None, 0)
     except RunnerUsage as err:
         raise UsageError(err, err.code) from None

@@ -204,10 +204,12 @@ class SpsaRun:
         self.err = err or sys.stderr
         self.store = RunStore(rundir)
         book = None
-        if cfg.openings is not None:
-            o = cfg.openings
-            book = OpeningBook(o.file, o.format, o.plies)
         o = cfg.openings
+        if o is not None:
+            try:
+                book = OpeningBook(o.file, o.format, o.plies)
+            except (OSError, ValueError) as e:
+                raise SpsaError(f"-openings: {e}") from None
         self.openings = OpeningSequence(book, o.order if o else "sequential",
                                         o.start if o else 1, cfg.srand or 0)
         self.session_games = 0
@@ -234,7 +236,7 @@ class SpsaRun:
             raise SpsaError(f"-resume: {rundir!r} holds no SPSA run")
         return cls(rundir, cfg or MatchConfig.from_dict(config), SpsaSettings(**saved), **kw)
 
-    # -- one iteration --------------------------------------------------------------------
+    # -- counting -------------------------------------------------------------------------
     def _wdl(self, rows) -> tuple[int, int, int]:
         plus = self.cfg.engines[0].name
         w = d = l_ = 0
@@ -315,13 +317,16 @@ class SpsaRun:
                         skip = sorted(stored.get(pid, {}))
                         if len(skip) < 2:
                             missing[k].add(pid)
-                            fut = pairs.submit(names, pid, k, options, self.openings[pid], skip)
+                            fut = pairs.submit(names, pid, k, options, self._opening(pid),
+                                               skip)
                             futures[fut] = (k, pid)
                     if missing[k] and bar is None:
-                        bar = tqdm(total=s.iterations, initial=k - 1, disable=not progress,
+                        bar = tqdm(total=s.iterations, initial=k_done, disable=not progress,
                                    file=self.err, unit="it", dynamic_ncols=True)
                 k = k_done + 1
                 if missing[k]:
+                    if not futures:  # never: every missing pair has its task
+                        raise SpsaError(f"iteration {k}: pairs {sorted(missing[k])} lost")
                     for fut in pairs.wait(list(futures)):
                         kk, pid = futures.pop(fut)
                         self._commit(fut.result(), stored)
@@ -354,6 +359,12 @@ class SpsaRun:
             self.store.close()
         return thetas[-1]
 
+    def _opening(self, pair_id: int):
+        try:
+            return self.openings[pair_id]
+        except ValueError as e:
+            raise SpsaError(f"-openings: {e}") from None
+
     def _commit(self, rows: list[dict], stored) -> None:
         """Store a finished task's games (the client alone writes the store)."""
         for row in rows:
@@ -371,15 +382,18 @@ class SpsaRun:
 
 
 def play_pair(cfg: MatchConfig, names: list[str], pair_id: int, k: int, options, opening,
-              skip, engines: EngineSet) -> list[dict]:
+              skip, engines: EngineSet, should_stop=None) -> list[dict]:
     """The games of pair `pair_id` (iteration k) not in `skip`: game 0 with engine 0 (plus)
     white, game 1 with colours swapped; before each game each engine gets its options
-    (``options[i]``, by ``setoption``). Returns the store rows; SpsaError when the engine does
-    not start or has no option of one of `names`."""
+    (``options[i]``, by ``setoption``). Returns the store rows (none after ``should_stop()``
+    turns true); SpsaError when the engine does not start or has no option of one of
+    `names`."""
     rows = []
     for g in (0, 1):
         if g in skip:
             continue
+        if should_stop is not None and should_stop():
+            return []
         white, black = (0, 1) if g == 0 else (1, 0)
         spec = GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, white, black, 0, 1)
         try:
@@ -426,6 +440,7 @@ class _LocalPairs:
         self.local = threading.local()
         self.sets: list[EngineSet] = []
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
 
     def _play(self, *args) -> list[dict]:
         es = getattr(self.local, "engines", None)
@@ -433,7 +448,7 @@ class _LocalPairs:
             es = self.local.engines = EngineSet(self.cfg)
             with self.lock:
                 self.sets.append(es)
-        return play_pair(self.cfg, *args, es)
+        return play_pair(self.cfg, *args, es, should_stop=self.stopping.is_set)
 
     def submit(self, names, pair_id, k, options, opening, skip):
         return self.pool.submit(self._play, names, pair_id, k, options, opening, set(skip))
@@ -445,6 +460,7 @@ class _LocalPairs:
 
     def close(self, kill: bool = False) -> None:
         if kill:
+            self.stopping.set()
             for es in list(self.sets):
                 es.kill()
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -288,3 +288,13 @@ def test_dask_plays_the_pairs_with_the_same_path_as_local_threads(tmp_path):
     text = (tmp_path / "d" / "params.csv").read_text()
     assert text == (tmp_path / "l" / "params.csv").read_text()
     assert len(text.splitlines()) == 13
+
+
+def test_wasp_match_refuses_to_resume_an_spsa_run(tmp_path, capsys):
+    from testing.cli import main as match_main
+
+    run = tmp_path / "run"
+    assert spsa(SPSA_KNOB, "-iterations", 1, *ENGINE, *GAMES, "-rundir", run) == 0
+    capsys.readouterr()
+    assert match_main(["-resume", str(run)]) == 1
+    assert f"resume it with wasp-tune spsa -resume {run}" in capsys.readouterr().err
