@@ -298,3 +298,34 @@ def test_wasp_match_refuses_to_resume_an_spsa_run(tmp_path, capsys):
     capsys.readouterr()
     assert match_main(["-resume", str(run)]) == 1
     assert f"resume it with wasp-tune spsa -resume {run}" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_emit_params_of_wasp_py_lists_its_search_parameters(tmp_path):
+    out = tmp_path / "wasp.txt"
+    assert spsa("--emit-params", "-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli",
+                "-o", out) == 0
+    ps = {p.name: p for p in S.load_params(out)}
+    from wasp.searchparams import PARAMS
+
+    assert set(ps) == {sp.name for sp in PARAMS}  # Hash, MultiPV, Move Overhead left out
+    lmr = ps["LmrDepth"]
+    assert (lmr.start, lmr.min, lmr.max, lmr.c_end, lmr.r_end) == (4, 1, 20, 0.95, 0.002)
+
+
+@pytest.mark.engines
+def test_stockfish_skill_level_moves_toward_full_strength(tmp_path):
+    import shutil
+
+    sf = shutil.which("stockfish") or shutil.which("stockfish", path="/usr/games")
+    if sf is None:
+        pytest.skip("stockfish not installed")
+    p = tmp_path / "sf.txt"
+    p.write_text("Skill Level, int, 3, 0, 20, 4, 0.05\n")
+    run = tmp_path / "run"
+    assert spsa(p, "-iterations", 30, "-pairs", 2, "-engine", f"cmd={sf}", "option.Hash=1",
+                "-each", "nodes=400", "-resign", "movecount=2", "score=500", "-maxmoves", 80,
+                "-openings", f"file={EPD}", "order=random", "-srand", 1, "-progress", "off",
+                "-rundir", run) == 0
+    df = pd.read_csv(run / "params.csv")
+    assert df["Skill Level"].tail(5).mean() > 7  # from 3, in 120 games of 400 nodes a move
