@@ -199,13 +199,15 @@ def cmd_emit(globs, own, rest) -> int:
 
 def cmd_run(params_file, own, rest) -> int:
     from testing.cli import UsageError as RunnerUsage
-    from testing.cli import parse_args, prepare_raw
+    from testing.cli import _merge, load_config_file, parse_args, prepare_raw
     from testing.tournament import stop_on_sigterm
 
     from .spsa_run import SpsaRun, SpsaSettings
 
     try:
         raw = parse_args(rest)
+        if "config" in raw:  # its engine and settings, under the command line's
+            raw = _merge(load_config_file(str(raw.pop("config"))), raw)
         resume = "resume" in raw
         if resume:
             if params_file or own:

@@ -329,3 +329,18 @@ def test_stockfish_skill_level_moves_toward_full_strength(tmp_path):
                 "-rundir", run) == 0
     df = pd.read_csv(run / "params.csv")
     assert df["Skill Level"].tail(5).mean() > 7  # from 3, in 120 games of 400 nodes a move
+
+
+def test_the_engine_and_settings_can_come_from_a_config_file(tmp_path):
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"engines": [{"cmd": sys.executable, "args": [SPSA_FAKE],
+                                               "name": "cfg"}], "each": {"nodes": 1},
+                                  "resign": {"movecount": 1, "score": 300}, "maxmoves": 60}))
+    run = tmp_path / "run"
+    assert spsa(SPSA_KNOB, "-iterations", 2, "-config", config, "-rundir", run,
+                "-progress", "off") == 0
+    saved = json.loads((run / "games.sqlite").exists() and
+                       sqlite3.connect(run / "games.sqlite").execute(
+                           "SELECT value FROM meta WHERE key='config'").fetchone()[0])
+    assert [e["name"] for e in saved["engines"]] == ["cfg-plus", "cfg-minus"]
+    assert len(pd.read_csv(run / "params.csv")) == 2
