@@ -339,8 +339,8 @@ def test_the_engine_and_settings_can_come_from_a_config_file(tmp_path):
     run = tmp_path / "run"
     assert spsa(SPSA_KNOB, "-iterations", 2, "-config", config, "-rundir", run,
                 "-progress", "off") == 0
-    saved = json.loads((run / "games.sqlite").exists() and
-                       sqlite3.connect(run / "games.sqlite").execute(
-                           "SELECT value FROM meta WHERE key='config'").fetchone()[0])
+    con = sqlite3.connect(run / "games.sqlite")
+    saved = json.loads(con.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
+    con.close()
     assert [e["name"] for e in saved["engines"]] == ["cfg-plus", "cfg-minus"]
     assert len(pd.read_csv(run / "params.csv")) == 2
