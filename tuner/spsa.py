@@ -23,7 +23,10 @@ Where the two differ (this module follows OpenBench unless said otherwise):
 
 - Unit of k: OpenBench counts iterations of ``pairs_per`` game pairs (``1 + games / (2 *
   pairs_per)``); fishtest counts single game pairs (``iter + 1``, N = games / 2). Here k counts
-  iterations of ``-pairs`` pairs, as OpenBench; ``-pairs 1`` gives fishtest's unit.
+  iterations of ``-pairs`` pairs, as OpenBench; ``-pairs 1`` gives fishtest's unit. Both
+  servers take k from the games finished when a worker asks for work (a float in OpenBench),
+  so with work in flight k lags; here k is the iteration's own number and the lag is explicit
+  (``-in-flight``: iteration k starts from theta after iteration k - L).
 - A: OpenBench ``a_ratio * iterations`` (a float); fishtest ``int(A_ratio * num_games / 2)``
   (truncated to an integer). Here the float.
 - c_k of an integer parameter: OpenBench never lets it fall below 0.5; fishtest has no floor.
