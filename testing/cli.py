@@ -547,7 +547,12 @@ def default_rundir() -> str:
 
 def prepare(argv: list[str]):
     """(MatchConfig, rundir, resume) from a command line; raises UsageError."""
-    raw = parse_args(argv)
+    return prepare_raw(parse_args(argv))
+
+
+def prepare_raw(raw: dict, spsa: bool = False):
+    """(MatchConfig, rundir, resume) from `parse_args`'s settings (which a caller such as
+    `wasp-tune spsa`, `spsa` true, may have edited); raises UsageError."""
     if "resume" in raw:
         rundir = str(raw["resume"])
         others = set(raw) - RESUME_OVERRIDES - {"resume", "engines"}
@@ -562,7 +567,11 @@ def prepare(argv: list[str]):
             raise InputError(f"-resume: {rundir!r} holds no run ({DB_NAME} missing)")
         store = RunStore(rundir)
         saved = store.get_meta("config")
+        tuned = store.get_meta("spsa")
         store.close()
+        if tuned is not None and not spsa:
+            raise InputError(f"-resume: {rundir!r} holds a wasp-tune spsa run: resume it with "
+                             f"wasp-tune spsa -resume {rundir}")
         if saved is None:
             raise InputError(f"-resume: {rundir!r} has no saved settings")
         cfg = MatchConfig.from_dict(saved)

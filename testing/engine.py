@@ -345,6 +345,10 @@ class Engine:
     def new_game(self, start_fen: str | None, white: bool) -> None:
         raise NotImplementedError
 
+    def set_options(self, options: dict[str, str]) -> None:
+        """Set options between games, without a restart (a tuner changes them every game)."""
+        raise NotImplementedError
+
     def go(self, start_fen: str | None, moves: list[str], limits: Limits) -> SearchResult:
         raise NotImplementedError
 
@@ -422,6 +426,11 @@ class UciEngine(Engine):
             out.append(f"setoption name {k} value {v}\n")
         p.send("".join(out))
         self._sync()
+
+    def set_options(self, options: dict[str, str]) -> None:
+        if options:
+            self.p.send("".join(f"setoption name {k} value {v}\n" for k, v in options.items()))
+            self._sync()
 
     def _sync(self) -> None:
         self.p.send("isready\n")
@@ -570,6 +579,11 @@ class XboardEngine(Engine):
             out.append(f"option {k}={v}\n")
         if out:
             p.send("".join(out))
+
+    def set_options(self, options: dict[str, str]) -> None:
+        if options:
+            self.p.send("".join(f"option {k}={v}\n" for k, v in options.items()))
+            self._sync()
 
     def _sync(self) -> None:
         if self.features.get("ping") == "1":

@@ -19,6 +19,9 @@ PGN = str(DATA / "tuner_games_5.pgn")
 FAKE = str(ROOT / "tests" / "testing" / "fake_engines" / "fake_uci.py")
 TWO = ["-engine", f"cmd={sys.executable}", f"arg={FAKE}", "name=a",
        "-engine", f"cmd={sys.executable}", f"arg={FAKE}", "name=b", "-each", "nodes=100"]
+SPSA_FAKE = str(ROOT / "tests" / "testing" / "fake_engines" / "spsa_uci.py")
+ONE = ["-engine", f"cmd={sys.executable}", f"arg={SPSA_FAKE}", "-each", "nodes=1"]
+SPSA_PARAMS = str(DATA / "spsa_knob.txt")
 
 WASP = [sys.executable, "-m", "wasp.cli"]
 TUNE = [sys.executable, "-m", "tuner.cli"]
@@ -48,6 +51,10 @@ SLOTS = [
                                                 "-engine-params", "{f}"], "txt", 1),
     ("wasp-tune loop -data", [*TUNE, "loop", "-dir", "loop", "-data", "{f}"], "pgn", 1),
     ("wasp-tune loop -openings", [*TUNE, "loop", "-dir", "loop", "-openings", "{f}"], "epd", 1),
+    ("wasp-tune spsa PARAMS", [*TUNE, "spsa", "{f}", "-iterations", "2", *ONE], "txt", 1),
+    ("wasp-tune spsa -openings", [*TUNE, "spsa", SPSA_PARAMS, "-iterations", "2", *ONE,
+                                  "-openings", "file={f}", "-rundir", "run"], "epd", 1),
+    ("wasp-tune spsa -resume", [*TUNE, "spsa", "-resume", "{f}"], "", 1),
     ("wasp-match -config", [*MATCH, "-config", "{f}"], "json", 1),
     ("wasp-match -openings", [*MATCH, *TWO, "-openings", "file={f}", "-rundir", "run"], "epd",
      1),
@@ -100,7 +107,8 @@ HELP = [
     ([*TUNE, "--help"], True), ([*TUNE, "run", "--help"], True),
     ([*TUNE, "k", "--help"], True), ([*TUNE, "error", "--help"], True),
     ([*TUNE, "data", "--help"], True), ([*TUNE, "data", "selfplay", "--help"], True),
-    ([*TUNE, "loop", "--help"], True), ([*MATCH, "--help"], True),
+    ([*TUNE, "loop", "--help"], True), ([*TUNE, "spsa", "--help"], True),
+    ([*MATCH, "--help"], True),
 ]
 
 

@@ -2,7 +2,8 @@
 
 Subcommands: ``run`` (tune, or ``--resume`` a killed run), ``k`` (fit K), ``error`` (E of a
 parameter file); ``data`` (labelled sets from games, self-play) and ``loop`` (self-play -> data
--> tune -> SPRT) are handed to `datasets.cli`.
+-> tune -> SPRT) are handed to `datasets.cli`, ``spsa`` (an engine's options through games) to
+`tuner.spsa_cli`.
 """
 
 import argparse
@@ -22,6 +23,7 @@ EXAMPLES = """examples:
   wasp-tune data games.pgn -o sets/a         # quiet positions: sets/a/train.epd, valid.epd
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000
   wasp-tune loop --quick -dir loops/q         # play, build, tune, SPRT (resumable)
+  wasp-tune spsa lmr.txt -iterations 500 -engine cmd=wasp -each nodes=5000 -rundir runs/s
 
 Flags take one or two dashes (-dir or --dir). The run directory holds params.txt (load it in the
 engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and passes.csv
@@ -55,6 +57,7 @@ class CliError(Exception):
 DELEGATED = {
     "data": "labelled sets from PGN games (quiet positions, split by game) or self-play",
     "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
+    "spsa": "tune an engine's UCI options by SPSA through games (wasp-tune spsa --help)",
 }
 
 
@@ -99,7 +102,7 @@ def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop}")
+    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop,spsa}")
 
     r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
                        description="Tune evaluation parameters on labelled positions, "
@@ -294,6 +297,10 @@ def cmd_run(args):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "spsa":
+        from tuner.spsa_cli import main as spsa_main
+
+        return spsa_main(argv[1:])
     if argv and argv[0] in DELEGATED:
         from datasets.cli import main as datasets_main
 

@@ -48,6 +48,22 @@ def match_run(tmp_path_factory):
     return rundir
 
 
+@pytest.fixture(scope="module")
+def spsa_run(tmp_path_factory):
+    """40 iterations of 2 pairs of the SPSA fake engine (instant games), then an SPRT."""
+    rundir = tmp_path_factory.mktemp("spsa") / "spsa"
+    fake = ROOT / "tests" / "testing" / "fake_engines" / "spsa_uci.py"
+    cmd = [sys.executable, "-m", "tuner.cli", "spsa", str(DATA / "spsa_knob.txt"),
+           "-iterations", "40", "-pairs", "2", "-engine", f"cmd={sys.executable}",
+           f"arg={fake}", "-each", "nodes=1", "-resign", "movecount=1", "score=300",
+           "-maxmoves", "60", "-openings", f"file={DATA / 'uho_sample.epd'}", "order=random",
+           "-srand", "3", "-rundir", str(rundir), "-progress", "off", "-then-sprt", "elo0=0",
+           "elo1=50", "pairs=200"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return rundir
+
+
 def _run(name, env, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, str(v))
@@ -83,6 +99,16 @@ def test_matches_notebook_plots_score_elo_llr_pentanomial_and_times(match_run, m
     assert "4 games: wasp-a vs wasp-b" in text
 
 
+def test_spsa_notebook_plots_parameter_paths_schedule_and_the_sprt(spsa_run, monkeypatch):
+    nb = _run("spsa.ipynb", {"WASP_SPSA_RUN": spsa_run}, monkeypatch)
+    assert not _errors(nb)
+    assert _figures(nb) == 3  # parameter paths, schedule and scores, LLR
+    text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for out in c.get("outputs", []))
+    assert "1 parameters, 40 of 40 iterations of 2 pairs played (160 games)" in text
+    assert "pentanomial" in text
+
+
 def test_engine_notebook_traces_positions_and_shows_search_statistics(monkeypatch):
     nb = _run("engine.ipynb", {"WASP_ENGINE_DEPTH": 4}, monkeypatch)
     assert not _errors(nb)
@@ -94,7 +120,7 @@ def test_engine_notebook_traces_positions_and_shows_search_statistics(monkeypatc
 
 def test_notebooks_take_their_input_from_the_environment():
     for name, var in (("tuning.ipynb", "WASP_TUNE_RUN"), ("matches.ipynb", "WASP_MATCH_RUN"),
-                      ("engine.ipynb", "WASP_ENGINE_DEPTH")):
+                      ("engine.ipynb", "WASP_ENGINE_DEPTH"), ("spsa.ipynb", "WASP_SPSA_RUN")):
         nb = nbformat.read(NOTEBOOKS / name, as_version=4)
         nbformat.validate(nb)
         assert var in nb.cells[1].source

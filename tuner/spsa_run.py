@@ -1,0 +1,547 @@
+"""SPSA with real games: an engine's option list as SPSA input (`emit_params`), and a run
+(`SpsaRun`) that plays each iteration's game pairs through the match runner's engines, games
+and store, in a resumable run directory.
+
+The run directory holds ``games.sqlite`` (the match runner's store: every game committed as
+it ends, with the run's settings), ``params.csv`` (one row per iteration), ``result.txt``
+(``name, value`` lines, OpenBench's output) and ``result-options.txt`` (``name = value``, the
+format of Wasp-Py's SearchFile). An iteration counts once all its games are stored; theta is
+recomputed from the stored games on -resume, so a killed run repeats no game and ends with the
+same params.csv as an uninterrupted one (for engines whose games repeat, e.g. node-limited).
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+from testing.config import MatchConfig
+from testing.engine import EngineConfig, EngineError, make_engine
+from testing.game import play_game
+from testing.openings import OpeningBook, OpeningSequence
+from testing.schedule import GameSpec
+from testing.store import RunStore
+from testing.worker import EngineSet, EngineStartError, game_row
+
+from .spsa import HEADER, Param, Schedule, Step, parse_params, perturb, update
+
+PARAMS_CSV = "params.csv"
+RESULT_TXT = "result.txt"
+RESULT_OPTIONS = "result-options.txt"
+META_KEY = "spsa"
+
+# --emit-params leaves out options that set resources, time handling, output or the protocol
+# rather than how the engine plays (glob patterns, case-insensitive); naming one with -params
+# brings it back.
+NOT_TUNED = ("hash", "threads", "multipv", "*overhead*", "*time*", "slow mover", "nodestime",
+             "syzygy*", "uci_*", "skill level", "contempt", "ponder", "clear hash")
+SPRT_DIR = "sprt"
+SPRT_PAIRS = 10000  # -then-sprt's default bound on game pairs
+R_END = 0.002  # the usual r_end of OpenBench and fishtest tunes
+C_END_SHARE = 20  # c_end = (max - min) / 20, the usual rule of thumb; ints at least 0.5
+
+
+class SpsaError(Exception):
+    """A run that cannot go on: `code` is the exit status (1 a file or an engine, 2 usage)."""
+
+    def __init__(self, message, code=1):
+        super().__init__(str(message))
+        self.code = code
+
+
+# -- the engine's options as SPSA input -----------------------------------------------------
+
+
+@dataclass
+class UciOption:
+    name: str
+    type: str
+    default: str = ""
+    min: float | None = None
+    max: float | None = None
+
+
+def parse_option(text: str) -> UciOption:
+    """An ``option name ...`` line (without ``option name ``): name, type, default, min, max."""
+    name, _, rest = text.partition(" type ")
+    words = rest.split()
+    opt = UciOption(name.strip(), words[0] if words else "")
+    keys = ("default", "min", "max", "var")
+    i = 1
+    while i < len(words):
+        key = words[i]
+        j = i + 1
+        while j < len(words) and words[j] not in keys:
+            j += 1
+        value = " ".join(words[i + 1:j])
+        if key == "default":
+            opt.default = value
+        elif key in ("min", "max"):
+            try:
+                setattr(opt, key, float(value))
+            except ValueError:
+                pass
+        i = j
+    return opt
+
+
+def c_end_for(lo: float, hi: float, is_float: bool) -> float:
+    """The rule of thumb: c_end = (max - min) / 20 (4 significant digits), at least 0.5 for an
+    int option (OpenBench never perturbs an int by less)."""
+    c = float(f"{(hi - lo) / C_END_SHARE:.4g}")
+    return c if is_float else max(c, 0.5)
+
+
+def read_options(cfg: EngineConfig) -> tuple[str, list[UciOption]]:
+    """Start the engine, read its ``uci`` option list, quit: (id name, options)."""
+    if cfg.proto != "uci":
+        raise SpsaError("--emit-params reads a UCI engine's option list (proto=uci)", 2)
+    eng = make_engine(cfg)
+    try:
+        eng.start()
+    except EngineError as e:
+        eng.kill()
+        raise SpsaError(f"engine {cfg.name!r} failed to start: {e}") from None
+    eng.quit()
+    return eng.id_name or cfg.name, [parse_option(t) for t in eng.options.values()]
+
+
+def emit_params(name: str, options: list[UciOption], globs: list[str] = ()) -> str:
+    """OpenBench input for the spin options (ranges from min/max, start at the default,
+    c_end and r_end by the rule of thumb); numeric string options only when named by a glob,
+    as a comment line to complete (they have no range)."""
+    def named(o):
+        return any(fnmatch.fnmatch(o.name.lower(), g.lower()) for g in globs)
+
+    lines = [f"# SPSA input for {name}, written by wasp-tune spsa --emit-params", HEADER,
+             f"# c_end = (max - min) / {C_END_SHARE} (ints at least 0.5), r_end = {R_END}"]
+    for o in options:
+        if globs and not named(o):
+            continue
+        if o.type == "spin" and o.min is not None and o.max is not None and o.min < o.max:
+            if not globs and any(fnmatch.fnmatch(o.name.lower(), g) for g in NOT_TUNED):
+                continue
+            p = Param(o.name, False, float(int(o.default)) if _num(o.default) else o.min,
+                      o.min, o.max, c_end_for(o.min, o.max, False), R_END)
+            lines.append(p.line())
+        elif o.type == "string" and globs and _num(o.default):
+            lines.append(f"# {o.name}, float, {o.default}, MIN, MAX, C_END, {R_END}   "
+                         f"(a string option: give its range and c_end)")
+    return "\n".join(lines) + "\n"
+
+
+def _num(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class SpsaSettings:
+    """What a run tunes and how; saved in the store, so -resume needs nothing else."""
+
+    params_text: str
+    params_source: str
+    iterations: int
+    pairs: int
+    seed: int
+    alpha: float
+    gamma: float
+    a_ratio: float
+    in_flight: int = 1  # iterations played at once (iteration k starts from theta_{k-L})
+    then_sprt: dict | None = None  # SprtConfig fields: the tuned values against the start
+    sprt_pairs: int = SPRT_PAIRS  # at most this many game pairs in that SPRT
+
+    def params(self) -> list[Param]:
+        return parse_params(self.params_text, self.params_source)
+
+    def schedule(self) -> Schedule:
+        return Schedule(self.iterations, self.alpha, self.gamma, self.a_ratio)
+
+
+def load_settings(rundir: str) -> SpsaSettings:
+    """The settings of the run in `rundir`, read without writing (for notebooks)."""
+    import json
+    import sqlite3
+
+    from testing.store import DB_NAME
+
+    path = os.path.join(rundir, DB_NAME)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no SPSA run in {rundir!r} ({DB_NAME} missing)")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
+    finally:
+        db.close()
+    if row is None:
+        raise ValueError(f"{rundir!r} holds no SPSA run")
+    return SpsaSettings(**json.loads(row[0]))
+
+
+class SpsaRun:
+    """A run directory: settings, stored games, and the iterations still to play."""
+
+    def __init__(self, rundir: str, cfg: MatchConfig, settings: SpsaSettings, out=None,
+                 err=None):
+        self.rundir = rundir
+        self.cfg = cfg
+        self.settings = settings
+        self.params = settings.params()
+        self.schedule = settings.schedule()
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.store = RunStore(rundir)
+        book = None
+        o = cfg.openings
+        if o is not None:
+            try:
+                book = OpeningBook(o.file, o.format, o.plies)
+            except (OSError, ValueError) as e:
+                raise SpsaError(f"-openings: {e}") from None
+        self.openings = OpeningSequence(book, o.order if o else "sequential",
+                                        o.start if o else 1, cfg.srand or 0)
+        self.session_games = 0
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return (f"SpsaRun({self.rundir!r}, {len(self.params)} parameters, {s.iterations} "
+                f"iterations x {s.pairs} pairs, seed {s.seed})")
+
+    @classmethod
+    def create(cls, rundir: str, cfg: MatchConfig, settings: SpsaSettings, **kw) -> SpsaRun:
+        run = cls(rundir, cfg, settings, **kw)
+        run.store.set_meta("config", cfg.to_dict())
+        run.store.set_meta(META_KEY, asdict(settings))
+        return run
+
+    @classmethod
+    def open(cls, rundir: str, cfg: MatchConfig | None = None, **kw) -> SpsaRun:
+        """Reopen a run; `cfg` (the saved one with -resume's overrides) replaces the saved."""
+        store = RunStore(rundir)
+        saved, config = store.get_meta(META_KEY), store.get_meta("config")
+        store.close()
+        if saved is None or config is None:
+            raise SpsaError(f"-resume: {rundir!r} holds no SPSA run")
+        return cls(rundir, cfg or MatchConfig.from_dict(config), SpsaSettings(**saved), **kw)
+
+    # -- counting -------------------------------------------------------------------------
+    def _wdl(self, rows) -> tuple[int, int, int]:
+        plus = self.cfg.engines[0].name
+        w = d = l_ = 0
+        for r in rows:
+            s = {"1-0": 1.0, "0-1": 0.0}.get(r["result"], 0.5)
+            s = s if r["white"] == plus else 1.0 - s
+            w, d, l_ = w + (s == 1.0), d + (s == 0.5), l_ + (s == 0.0)
+        return w, d, l_
+
+    # -- output ---------------------------------------------------------------------------
+    def _csv_header(self) -> list[str]:
+        cols = ["iteration", "games", "wins", "draws", "losses", "score"]
+        for p in self.params:
+            n = p.name
+            cols += [n, f"{n}.c_k", f"{n}.a_k", f"{n}.flip", f"{n}.plus", f"{n}.minus"]
+        return cols
+
+    def _csv_row(self, step: Step, wdl, theta) -> list[str]:
+        w, d, l_ = wdl
+        games = w + d + l_
+        row = [str(step.k), str(games), str(w), str(d), str(l_), f"{(w + d / 2) / games:.6g}"]
+        for i, p in enumerate(self.params):
+            row += [f"{theta[i]:.10g}", f"{step.c[i]:.10g}", f"{step.a[i]:.10g}",
+                    str(step.flips[i]), p.value_text(step.plus[i]), p.value_text(step.minus[i])]
+        return row
+
+    def write_result(self, theta) -> None:
+        """result.txt (``name, value``) and result-options.txt (``name = value``)."""
+        ob = "".join(f"{p.name}, {p.value_text(x)}\n" for p, x in zip(self.params, theta,
+                                                                      strict=True))
+        opts = "".join(f"{p.name} = {p.value_text(x)}\n" for p, x in zip(self.params, theta,
+                                                                          strict=True))
+        for name, text in ((RESULT_TXT, ob), (RESULT_OPTIONS, opts)):
+            path = os.path.join(self.rundir, name)
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(path + ".tmp", path)
+
+    # -- the loop -------------------------------------------------------------------------
+    def run(self, progress: bool | None = None) -> list[float]:
+        """Play the iterations not yet stored; theta at the end. Raises SpsaError.
+
+        Iteration k is planned from theta after iteration k - in_flight (so that many
+        iterations are played at once) and the updates are applied in the order of k: the
+        path depends on the settings and the game results only, never on which game ends
+        first, and a resumed run replays the stored games into the same path."""
+        from tqdm import tqdm
+
+        s, params = self.settings, self.params
+        lag = max(1, s.in_flight)
+        stored: dict[int, dict[int, dict]] = {}
+        for r in self.store.games(["pair_id", "game_in_pair", "white", "result"]):
+            stored.setdefault(r["pair_id"], {})[r["game_in_pair"]] = r
+        thetas = [[p.start for p in params]]  # thetas[j]: theta after iteration j
+        steps: dict[int, Step] = {}
+        missing: dict[int, set[int]] = {}  # iteration -> its pairs not yet stored
+        futures: dict = {}  # future -> (iteration, pair id)
+        if progress is None:
+            progress = self.cfg.progress if self.cfg.progress is not None else self.err.isatty()
+        csv_file = open(os.path.join(self.rundir, PARAMS_CSV), "w", newline="")
+        writer = csv.writer(csv_file)
+        writer.writerow(self._csv_header())
+        pairs = _DaskPairs(self) if self.cfg.dask else _LocalPairs(self)
+        names = [p.name for p in params]
+        t0 = time.monotonic()
+        bar = None
+        k_next = k_done = 0
+        ended_early = True
+        try:
+            while k_done < s.iterations:
+                while k_next < s.iterations and k_next + 1 - k_done <= lag:
+                    k = k_next = k_next + 1
+                    steps[k] = step = perturb(params, self.schedule, thetas[max(0, k - lag)],
+                                              k, s.seed)
+                    options = (step.options(params, 1), step.options(params, -1))
+                    missing[k] = set()
+                    for pid in range((k - 1) * s.pairs, k * s.pairs):
+                        skip = sorted(stored.get(pid, {}))
+                        if len(skip) < 2:
+                            missing[k].add(pid)
+                            fut = pairs.submit(names, pid, k, options, self._opening(pid),
+                                               skip)
+                            futures[fut] = (k, pid)
+                    if missing[k] and bar is None:
+                        bar = tqdm(total=s.iterations, initial=k_done, disable=not progress,
+                                   file=self.err, unit="it", dynamic_ncols=True)
+                k = k_done + 1
+                if missing[k]:
+                    if not futures:  # never: every missing pair has its task
+                        raise SpsaError(f"iteration {k}: pairs {sorted(missing[k])} lost")
+                    for fut in pairs.wait(list(futures)):
+                        kk, pid = futures.pop(fut)
+                        self._commit(fut.result(), stored)
+                        if len(stored.get(pid, {})) == 2:
+                            missing[kk].discard(pid)
+                    continue
+                rows = [stored[pid][g] for pid in range((k - 1) * s.pairs, k * s.pairs)
+                        for g in (0, 1)]
+                wdl = self._wdl(rows)
+                step = steps.pop(k)
+                theta = update(params, thetas[-1], step, wdl[0], wdl[2])
+                thetas.append(theta)
+                writer.writerow(self._csv_row(step, wdl, theta))
+                csv_file.flush()
+                k_done = k
+                if bar is not None:
+                    rate = self.session_games / max(time.monotonic() - t0, 1e-9)
+                    values = " ".join(f"{p.name}={x:.4g}" for p, x in
+                                      list(zip(params, theta, strict=True))[:4])
+                    bar.set_postfix_str(f"{rate:.1f} games/s {values}", refresh=False)
+                    bar.update(1)
+                    self.write_result(theta)
+            self.write_result(thetas[-1])
+            ended_early = False
+        finally:
+            if bar is not None:
+                bar.close()
+            csv_file.close()
+            pairs.close(kill=ended_early)  # an interrupt ends the games in flight, unstored
+            self.store.close()
+        return thetas[-1]
+
+    def _opening(self, pair_id: int):
+        try:
+            return self.openings[pair_id]
+        except ValueError as e:
+            raise SpsaError(f"-openings: {e}") from None
+
+    def _commit(self, rows: list[dict], stored) -> None:
+        """Store a finished task's games (the client alone writes the store)."""
+        for row in rows:
+            self.store.add_game(row)
+            stored.setdefault(row["pair_id"], {})[row["game_in_pair"]] = row
+            self.session_games += 1
+            if row["_failed"] and not self.cfg.recover:
+                who = ", ".join(self.cfg.engines[i].name for i in row["_failed"])
+                raise SpsaError(f"engine {who} failed ({row['reason']}) in game "
+                                f"{row['pair_id']}.{row['game_in_pair']}; use -recover to "
+                                f"restart it and go on")
+
+
+# -- playing a pair: in a local thread or as a Dask task ----------------------------------------
+
+
+def play_pair(cfg: MatchConfig, names: list[str], pair_id: int, k: int, options, opening,
+              skip, engines: EngineSet, should_stop=None) -> list[dict]:
+    """The games of pair `pair_id` (iteration k) not in `skip`: game 0 with engine 0 (plus)
+    white, game 1 with colours swapped; before each game each engine gets its options
+    (``options[i]``, by ``setoption``). Returns the store rows (none after ``should_stop()``
+    turns true); SpsaError when the engine does not start or has no option of one of
+    `names`."""
+    rows = []
+    for g in (0, 1):
+        if g in skip:
+            continue
+        if should_stop is not None and should_stop():
+            return []
+        white, black = (0, 1) if g == 0 else (1, 0)
+        spec = GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, white, black, 0, 1)
+        try:
+            we, be = engines.get(white), engines.get(black)
+        except EngineStartError as e:
+            raise SpsaError(e) from None
+        known = getattr(we, "options", None)
+        lacking = [n for n in names if known is not None and n.lower() not in known]
+        if lacking:
+            raise SpsaError(f"engine {we.name!r} has no option {lacking[0]!r}")
+        try:
+            we.set_options(options[white])
+            be.set_options(options[black])
+        except EngineError as e:
+            engines.kill()
+            raise SpsaError(f"engine failed while its options were set: {e}") from None
+        rec = play_game(we, be, opening, cfg.game_settings())
+        engines.after_game(white)
+        engines.after_game(black)
+        rows.append(game_row(cfg, spec, rec, opening))
+        if rows[-1]["_failed"] and not cfg.recover:
+            break
+    return rows
+
+
+def play_pair_task(cfg_dict: dict, names, pair_id, k, options, opening, skip, env) -> list[dict]:
+    """Dask task: `play_pair` with the worker thread's engines (kept between tasks)."""
+    import json
+
+    from testing.distributed import _engine_set
+
+    cfg = MatchConfig.from_dict(cfg_dict)
+    key = "spsa" + json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover], sort_keys=True)
+    return play_pair(cfg, names, pair_id, k, options, opening, set(skip),
+                     _engine_set(cfg, key, env))
+
+
+class _LocalPairs:
+    """Pairs on -concurrency threads of this process, each with its own engines."""
+
+    def __init__(self, run: SpsaRun):
+        self.cfg = run.cfg
+        self.pool = ThreadPoolExecutor(max(1, run.cfg.concurrency))
+        self.local = threading.local()
+        self.sets: list[EngineSet] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def _play(self, *args) -> list[dict]:
+        es = getattr(self.local, "engines", None)
+        if es is None:
+            es = self.local.engines = EngineSet(self.cfg)
+            with self.lock:
+                self.sets.append(es)
+        return play_pair(self.cfg, *args, es, should_stop=self.stopping.is_set)
+
+    def submit(self, names, pair_id, k, options, opening, skip):
+        return self.pool.submit(self._play, names, pair_id, k, options, opening, set(skip))
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        return wait(futures, return_when=FIRST_COMPLETED).done
+
+    def close(self, kill: bool = False) -> None:
+        if kill:
+            self.stopping.set()
+            for es in list(self.sets):
+                es.kill()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        for es in self.sets:
+            es.close()
+
+
+class _DaskPairs:
+    """Pairs as tasks on the Dask scheduler at -dask; workers keep their engines."""
+
+    def __init__(self, run: SpsaRun):
+        from distributed import Client
+
+        from testing.distributed import PASSED_ENV
+
+        d = run.cfg.to_dict()
+        d["dask"] = d["log"] = None  # the log file is the client's
+        self.cfg_dict = d
+        self.env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        try:
+            self.client = Client(run.cfg.dask, timeout="20s")
+        except OSError as e:
+            raise SpsaError(f"-dask {run.cfg.dask}: cannot reach the scheduler: {e}") from None
+        self.futures = []
+
+    def submit(self, names, pair_id, k, options, opening, skip):
+        fut = self.client.submit(play_pair_task, self.cfg_dict, names, pair_id, k, options,
+                                 opening, list(skip), self.env, pure=False,
+                                 key=f"wasp-spsa-pair-{pair_id}-{os.getpid()}-{id(self)}")
+        self.futures.append(fut)
+        return fut
+
+    def wait(self, futures):
+        from distributed import wait
+
+        return wait(futures, return_when="FIRST_COMPLETED").done
+
+    def close(self, kill: bool = False) -> None:
+        for fut in self.futures:
+            fut.cancel()
+        self.client.close()
+
+
+# -- then an SPRT: the tuned values against the start values -----------------------------------
+
+
+def sprt_config(run: SpsaRun, theta) -> MatchConfig:
+    """The match runner's settings for the SPRT after a run: the engine with the tuned values
+    (``NAME-tuned``) against the engine with the start values (``NAME-start``), game pairs on
+    the run's openings, at most `sprt_pairs` pairs."""
+    from dataclasses import replace
+
+    from testing.config import SprtConfig
+
+    cfg = MatchConfig.from_dict(run.cfg.to_dict())
+    base = cfg.engines[0].name.removesuffix("-plus")
+    for i, (label, values) in enumerate((("tuned", theta),
+                                         ("start", [p.start for p in run.params]))):
+        opts = {p.name: p.value_text(x) for p, x in zip(run.params, values, strict=True)}
+        e = cfg.engines[i]
+        cfg.engines[i] = replace(e, name=f"{base}-{label}", options={**e.options, **opts})
+    cfg.tournament, cfg.games, cfg.repeat = "roundrobin", 2, True
+    cfg.rounds = run.settings.sprt_pairs
+    cfg.sprt = SprtConfig(**run.settings.then_sprt)
+    return cfg
+
+
+def run_sprt(run: SpsaRun, theta) -> int:
+    """Play (or resume) the SPRT in RUNDIR/sprt with the match runner; its exit status."""
+    from testing.store import DB_NAME
+    from testing.tournament import Runner
+
+    rundir = os.path.join(run.rundir, SPRT_DIR)
+    resume = os.path.exists(os.path.join(rundir, DB_NAME))
+    cfg = sprt_config(run, theta)
+    if resume:  # the saved settings, with this session's concurrency and progress
+        saved = RunStore(rundir)
+        old = MatchConfig.from_dict(saved.get_meta("config"))
+        saved.close()
+        old.concurrency, old.progress = cfg.concurrency, cfg.progress
+        cfg = old
+    print(f"SPRT of the tuned values against the start values: {rundir}", file=run.out,
+          flush=True)
+    return Runner(cfg, rundir, resume=resume, out=run.out, err=run.err).run()
