@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from wasp.cli import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 from .spsa import A_RATIO, ALPHA, GAMMA, SpsaInputError, parse_params
 from .spsa_run import SPRT_PAIRS
