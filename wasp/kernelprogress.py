@@ -165,7 +165,7 @@ class _Progress:
             if done:
                 self.bar.total = max(self.bar.n, 1)
                 self.bar.set_postfix_str(
-                    f"{self.compiled} compiled in {time.perf_counter() - self.t0:.0f}s",
+                    f"{self.compiled} compilations in {time.perf_counter() - self.t0:.0f}s",
                     refresh=False)
             self.bar.close()
             self.bar = None

@@ -43,7 +43,7 @@ def test_a_compile_shows_each_kernel_counted_and_closes_with_the_total(probe):
         assert probe.outer(10) == 286
     text = out.getvalue()
     assert progress.compiled == 2  # outer, and inner compiled inside it
-    assert "compiling kernels" in text and "2 compiled in" in text, text
+    assert "compiling kernels" in text and "2 compilations in" in text, text
     ready, defined = kernel_counts()
     assert ready == before[0] + 2 and defined == before[1]
     assert kernel_name(probe.inner) == "_progress_probe.inner"
