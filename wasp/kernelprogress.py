@@ -58,7 +58,7 @@ class _Progress:
         self.lock = threading.Lock()
         self.bar = None
         self.stack = []  # (name, start): kernels being compiled, a caller's callees on top
-        self.compiled = 0  # kernels compiled since the bar opened
+        self.compiled = 0  # compilations (kernel, signature) since the bar opened
         self.t0 = None
         self.idle_since = None  # when the last compile ended (nothing compiling since)
         self.stop = threading.Event()
@@ -127,7 +127,7 @@ class _Progress:
                 idle = self.idle_since is not None and \
                     time.perf_counter() - self.idle_since > IDLE
             if idle:  # the compiles are over for now: the bar gives way to other output
-                self._finish()
+                self._finish(if_idle=True)
             else:
                 self.update(refresh=True)
 
@@ -156,10 +156,11 @@ class _Progress:
             self.ticker.join()
         self._finish(done)
 
-    def _finish(self, done=True):
-        """Close the bar (if open) with the count compiled and the time."""
+    def _finish(self, done=True, if_idle=False):
+        """Close the bar (if open) with the count compiled and the time (with `if_idle`,
+        unless a compile began meanwhile)."""
         with self.lock:
-            if self.bar is None:
+            if self.bar is None or if_idle and self.idle_since is None:
                 return
             self.stack.clear()
             if done:

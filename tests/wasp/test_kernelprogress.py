@@ -76,3 +76,19 @@ def test_disabled_is_a_no_op(probe):
     with kernel_progress(file=io.StringIO(), enabled=False) as progress:
         probe.outer(2)
     assert progress is None
+
+
+def test_the_bar_closes_when_compiles_pause_and_opens_again(probe, monkeypatch):
+    import time
+
+    import wasp.kernelprogress as kp
+
+    monkeypatch.setattr(kp, "TICK", 0.05)
+    monkeypatch.setattr(kp, "IDLE", 0.1)
+    out = io.StringIO()
+    with kernel_progress(file=out) as progress:
+        probe.inner(3)
+        time.sleep(0.5)  # no compile: the bar gives way to other output
+        assert progress.bar is None and out.getvalue().count("1 compilations in") == 1
+        probe.outer(3)  # a new bar for the next compile
+    assert out.getvalue().count("compilations in") == 2, out.getvalue()
