@@ -306,6 +306,8 @@ def build(paths, config=None, log=None) -> DataSet:
     games, parts = [], []
     counts = {"opening": 0, "book": 0, "check": 0, "mate_score": 0}
     for path in paths:
+        if log:
+            log(f"reading {path}")
         g, cols, c = read_pgn(path, config.skip_plies, config.skip_book)
         cols["game"] = cols["game"] + len(games)
         games.extend(g)
