@@ -171,7 +171,7 @@ def main(args) -> int:
         game = TerminalGame(args.side, args.time, args.fen or STARTING_FEN, pgn_path=args.pgn,
                             engine=engine, depth=args.depth)
     except ValueError as e:
-        print(f"wasp play: {e}", file=sys.stderr)
+        print(f"wasp play: error: {e}", file=sys.stderr)
         return 1
     game.play()
     return 0
