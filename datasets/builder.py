@@ -24,6 +24,7 @@ import io
 import json
 import os
 import re
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -195,12 +196,25 @@ def comment_score(comment):
     return int(round(float(m.group(1)) * 100)), False
 
 
-def read_pgn(path, skip_plies=8, skip_book=True):
+def _every(seconds, call):
+    """`call(n)`, at most once every `seconds` (a progress line for a long read)."""
+    last = [time.monotonic()]
+
+    def maybe(n):
+        now = time.monotonic()
+        if now - last[0] >= seconds:
+            last[0] = now
+            call(n)
+    return maybe
+
+
+def read_pgn(path, skip_plies=8, skip_book=True, on_game=None):
     """Candidate positions of one PGN file (steps 1 and 2 of the module docstring).
 
     Returns (games, columns, counts): one dict per game (file, number, line, white, black,
     result, plies, bad), the candidates' columns (rows, results, game, ply, score) with game
-    numbers local to the file, and the positions dropped by each rule.
+    numbers local to the file, and the positions dropped by each rule. `on_game(number)`, if
+    given, is called as each game is read (progress).
     """
     import logging
 
@@ -226,6 +240,8 @@ def read_pgn(path, skip_plies=8, skip_book=True):
             if game is None:
                 break
             number += 1
+            if on_game is not None:
+                on_game(number)
             line = handle.first or handle.lineno
             tag = game.headers.get("Result", "*").strip()
             result = _RESULT_VALUE.get(tag)
@@ -306,7 +322,11 @@ def build(paths, config=None, log=None) -> DataSet:
     games, parts = [], []
     counts = {"opening": 0, "book": 0, "check": 0, "mate_score": 0}
     for path in paths:
-        g, cols, c = read_pgn(path, config.skip_plies, config.skip_book)
+        if log:
+            log(f"reading {path}")
+        g, cols, c = read_pgn(path, config.skip_plies, config.skip_book,
+                              on_game=_every(2.0, lambda n, p=path: log(
+                                  f"  {p}: {n} games read so far")) if log else None)
         cols["game"] = cols["game"] + len(games)
         games.extend(g)
         parts.append(cols)

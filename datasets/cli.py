@@ -307,9 +307,14 @@ def cmd_loop(argv):
         raise CliError(f"-method: {args.method!r} (binary, local, adam or adagrad)", EXIT_USAGE)
     if os.path.exists(args.dir) and not os.path.isdir(args.dir):
         raise CliError(f"-dir {args.dir}: not a directory", EXIT_USAGE)
+    from wasp.kernelprogress import kernel_progress
+
     try:
         loop = Loop(args.dir, config, quiet_matches=args.quiet)
-        rep = loop.run(until=args.until)
+        # The stages run here (the set's labels, the tuner) compile kernels the first time:
+        # a bar on stderr while they do (`wasp warmup` shows one for the engines' kernels)
+        with kernel_progress():
+            rep = loop.run(until=args.until)
     except (RuntimeError, ValueError, OSError) as e:
         raise CliError(e) from None
     if rep is not None:

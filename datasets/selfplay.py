@@ -60,6 +60,8 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     warm_kernels(quiet)
     cmd = _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed,
                          sprt, repeat, adjudicate, log)
+    if not quiet:  # wasp-match reads the openings and starts the engines before its first line
+        log(f"starting wasp-match: {len(engines)} engines, {concurrency} games at a time")
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
     if r.returncode != 0:
         raise RuntimeError(f"wasp-match failed (exit {r.returncode}): {' '.join(cmd)}")

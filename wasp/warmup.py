@@ -19,14 +19,16 @@ _ENGINE_PROCESS = False  # set by start_background(): numba's lean cache loads s
 WARMUP_FEN = "4k3/1P6/8/8/8/8/6p1/4K3 w - - 0 1"  # promotions both ways
 
 
-def warmup(verbose: bool = False, kernels: str = "all") -> int:
+def warmup(verbose: bool = False, kernels: str = "all", progress=None) -> int:
     """Run each kernel once, so that it is compiled or loaded from the cache. Returns 0.
 
     kernels="engine": those the UCI and xboard engines call at once (search, TT, move
     generation, FEN, making moves); "all" also qsearch, SEE, perft and the position
     queries (`wasp warmup` fills the cache with these). Thread-safe: while another
     thread loads, this waits for it; if that load failed, this one tries again (and
-    raises what goes wrong).
+    raises what goes wrong). While kernels compile (not while they load from the
+    cache), a progress bar shows on stderr (`wasp.kernelprogress`) when `progress`,
+    which defaults to `verbose` or stderr being a terminal.
     """
     if kernels not in ("engine", "all"):
         raise ValueError(f"kernels must be 'engine' or 'all', not {kernels!r}")
@@ -38,12 +40,24 @@ def warmup(verbose: bool = False, kernels: str = "all") -> int:
         t0 = time.perf_counter()
         if verbose:
             print("loading or compiling kernels (a few minutes the first time) ...", flush=True)
+        if progress is None:
+            progress = verbose or _stderr_is_terminal()
         with _lean_numba():
-            _run_kernels(everything=kernels == "all")
+            from wasp.kernelprogress import kernel_progress
+
+            with kernel_progress(enabled=progress):
+                _run_kernels(everything=kernels == "all")
         _DONE.update(("engine", "all") if kernels == "all" else ("engine",))
     if verbose:
         print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _run_kernels(everything: bool) -> None:

@@ -12,6 +12,7 @@ from testing.game import DrawAdjudication, GameSettings, ResignAdjudication, pla
 from testing.openings import STARTPOS, Opening, OpeningBook
 from testing.pgn import game_pgn
 from testing.timecontrol import TimeControl
+from tests.wasp.helpers import Charge
 
 from .conftest import EPD, FAKE, PGN
 
@@ -53,11 +54,18 @@ def test_stockfish_against_fairymax(stockfish, fairymax, quit_later):
         (OpeningBook(EPD).get(0), (fm, sf)),
         (OpeningBook(PGN).get(1), (sf, fm)),
     ):
-        rec = play_game(white, black, opening, GameSettings(maxmoves=60))
+        with Charge() as game:
+            rec = play_game(white, black, opening, GameSettings(maxmoves=60))
         assert rec.result in ("1-0", "0-1", "1/2-1/2")
-        assert rec.termination in ("checkmate", "stalemate", "repetition", "fifty-moves",
-                                   "insufficient-material", "max-moves")
-        assert not rec.time_loss and not rec.failed
+        ends = ("checkmate", "stalemate", "repetition", "fifty-moves", "insufficient-material",
+                "max-moves")
+        # A loss on time is the runner's clock or protocol handling at fault, unless the
+        # machine withheld the CPU during the game (the host's steal, other processes busy on
+        # every core): the clocks are the wall's, and neither engine is under test.
+        excused = rec.time_loss and game.withheld > 1.0
+        assert rec.termination in ends or excused and rec.termination == "timeout", (
+            rec.termination, rec.reason, game.wall, game.withheld)
+        assert not rec.failed, rec.reason
         game = chess.pgn.read_game(io.StringIO(game_pgn(rec, time_control="1+0.01")))
         assert game.headers["White"] == white.name and game.headers["Result"] == rec.result
         assert game.headers["TimeControl"] == "1+0.01"
@@ -132,8 +140,12 @@ def test_adjudication(quit_later):
     ],
 )
 def test_failures_lose_the_game(quit_later, fail, termination, restart):
-    good = fake("good", tc="0.5+0", margin=100)
-    bad = fake("bad", "--fail", fail, "--after", "3", "--delay", "1.0", tc="0.5+0", margin=100)
+    # The good engine's clock is not under test (a long one: a stalled host does not flag
+    # it); the bad one's is short, but its sound moves (instant) have seconds to spare. A
+    # stall of 2.6 s oversteps its 2 s + 0.1 s margin and answers within the runner's 1 s
+    # grace for `stop`: a loss on time (a longer one is a stalled connection).
+    good = fake("good", tc="30+0", margin=100)
+    bad = fake("bad", "--fail", fail, "--after", "3", "--delay", "2.6", tc="2+0", margin=100)
     quit_later(good)
     quit_later(bad)
     rec = play_game(good, bad, STARTPOS)

@@ -1,8 +1,9 @@
 """Positions for the property tests (random legal play from the sampled openings), and the
-clock referee's allowance for CPU the hypervisor stole."""
+clock referee's allowance for CPU the host withheld (steal, other busy processes)."""
 
 import os
 import random
+import time
 
 import chess
 
@@ -48,3 +49,89 @@ def stolen_seconds() -> float:
     if reading is None:
         return 0.0
     return reading[0] / (os.cpu_count() or 1) / os.sysconf("SC_CLK_TCK")
+
+
+def pressure_seconds() -> float:
+    """Seconds during which some runnable task of this machine waited for a CPU (the kernel's
+    pressure-stall count, /proc/pressure/cpu's `some` total; 0 where there is none). Other
+    processes busy on every core show here: an engine's thread that wants to run waits."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("some "):
+                    return int(line.rsplit("total=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def withheld_seconds() -> float:
+    """Seconds the machine withheld the CPU from work that was ready to run: the hypervisor's
+    steal (`stolen_seconds`) and the time runnable tasks queued for a core (`pressure_seconds`).
+    Cumulative: take differences."""
+    return stolen_seconds() + pressure_seconds()
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid`, all its threads (None when unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Charge:
+    """A referee's stopwatch for one step (a move, a reply) on a busy or virtual machine.
+
+    `seconds` is the step's wall time less what the machine withheld meanwhile
+    (`withheld_seconds`), but never less than the CPU time that the watched processes
+    (`pids`, or this process with `own=True`) used in it: an engine may not be charged for
+    seconds it could not run, and still loses what it spent working. On an idle machine
+    this is the wall time. Where a process's CPU time cannot be read, the wall time less the
+    hypervisor's steal (the old referee). After the step: `wall`, `cpu` (None when
+    unreadable) and `withheld` seconds."""
+
+    def __init__(self, pids=(), own=False):
+        self.pids = [p for p in pids if p]
+        self.own = own
+
+    def _cpu(self):
+        total = time.process_time() if self.own else 0.0
+        for pid in self.pids:
+            cpu = process_cpu_seconds(pid)
+            if cpu is None:
+                return None
+            total += cpu
+        return total
+
+    def __enter__(self):
+        # the readings first and the clock last (and the other way round in `stop`), so the
+        # referee's own work (the first reading imports a module) is not the step's wall time
+        self.withheld0, self.stolen0 = withheld_seconds(), stolen_seconds()
+        self.cpu0 = self._cpu()
+        self.wall = None
+        self.t0 = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self) -> float:
+        """End the step (once); returns `seconds`."""
+        if self.wall is None:
+            self.wall = time.monotonic() - self.t0
+            cpu = self._cpu()
+            self.withheld = withheld_seconds() - self.withheld0
+            if cpu is None or self.cpu0 is None or not (self.pids or self.own):
+                self.cpu = None
+                self.charged = self.wall - (stolen_seconds() - self.stolen0)
+            else:
+                self.cpu = cpu - self.cpu0
+                self.charged = max(self.cpu, self.wall - self.withheld)
+        return self.charged
+
+    @property
+    def seconds(self) -> float:
+        return self.stop()

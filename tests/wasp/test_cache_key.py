@@ -77,9 +77,11 @@ def test_every_file_with_a_kernel_is_in_the_key_and_the_protocols_are_not():
 
 
 def test_the_key_takes_a_few_milliseconds():
-    t = time.perf_counter()
-    wasp._source_key()
-    assert time.perf_counter() - t < 0.1
+    from tests.wasp.helpers import Charge
+
+    with Charge(own=True) as charge:  # a busy or stalled host does not count against it
+        wasp._source_key()
+    assert charge.seconds < 0.1, (charge.wall, charge.cpu)
 
 
 def _fake_caches(base, n):

@@ -119,7 +119,8 @@ def test_cli_takes_engine_options_and_refuses_bad_ones(tmp_path):
     child.sendline("q")
     child.expect(pexpect.EOF)
     for args, message in ((["--option", "NullMoveR=99"], "NullMoveR: 99 is outside"),
-                          (["--eval-file", str(tmp_path / "none.txt")], "no such file"),
+                          (["--eval-file", str(tmp_path / "none.txt")],
+                           "EvalFile: .*none.txt: no such file"),
                           (["--option", "Frobnicate=1"], "unknown option: Frobnicate")):
         child = _spawn(tmp_path, *args)
         child.expect(message)

@@ -12,7 +12,7 @@ import chess.engine
 import pytest
 
 from tests.conftest import ROOT
-from tests.wasp.helpers import stolen_seconds
+from tests.wasp.helpers import Charge
 
 WASP_XBOARD = [sys.executable, "-m", "wasp.cli"]
 
@@ -142,18 +142,23 @@ def _play_game(ours, fairymax_path, ours_white, base=6.0, inc=0.1, max_plies=160
     theirs = Fairymax(fairymax_path, base, inc)
     try:
         while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
-            start, stolen0 = time.monotonic(), stolen_seconds()
-            if (board.turn == chess.WHITE) == ours_white:
-                limit = chess.engine.Limit(white_clock=clocks[chess.WHITE],
-                                           black_clock=clocks[chess.BLACK], white_inc=inc,
-                                           black_inc=inc)
-                move = ours.play(board, limit).move
-            else:
-                move = theirs.play(board, clocks, inc)
-            used = time.monotonic() - start - (stolen_seconds() - stolen0)
-            clocks[board.turn] += inc - used
-            if (board.turn == chess.WHITE) == ours_white:
-                assert clocks[board.turn] > 0, "wasp lost on time"
+            # a move's charge: its wall time less what the machine withheld, never less than
+            # the engine's own CPU time (helpers.Charge)
+            mine = (board.turn == chess.WHITE) == ours_white
+            pid = ours.transport.get_pid() if mine else theirs.engine.p.proc.pid
+            with Charge([pid]) as charge:
+                if mine:
+                    limit = chess.engine.Limit(white_clock=clocks[chess.WHITE],
+                                               black_clock=clocks[chess.BLACK], white_inc=inc,
+                                               black_inc=inc)
+                    move = ours.play(board, limit).move
+                else:
+                    move = theirs.play(board, clocks, inc)
+            clocks[board.turn] += inc - charge.seconds
+            if mine:
+                assert clocks[board.turn] > 0, (
+                    f"wasp lost on time: this move {charge.wall:.2f} s on the wall, "
+                    f"{charge.cpu} s CPU, charged {charge.seconds:.2f} s")
             assert move in board.legal_moves, f"illegal move {move} in {board.fen()}"
             board.push(move)
     finally:
