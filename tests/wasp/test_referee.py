@@ -15,7 +15,9 @@ def test_work_is_charged_whatever_the_load():
         while time.process_time() - t < 0.15:
             pass
     assert charge.cpu >= 0.15 and charge.seconds >= 0.15
-    assert charge.seconds <= charge.wall + 1e-6
+    # never charged much beyond the wall time: the process's CPU clock (all its threads,
+    # read at a coarser grain than the wall clock) may run a few ms past it
+    assert charge.seconds <= charge.wall + 0.01
 
 
 def test_a_process_is_charged_at_least_its_cpu_time():
