@@ -18,6 +18,22 @@ class OpeningsConfig:
 
 
 @dataclass
+class PgnOptions:
+    """fastchess's ``-pgnout`` switches: what each move's comment and the tags hold."""
+
+    nodes: bool = False
+    seldepth: bool = False
+    nps: bool = False
+    hashfull: bool = False
+    tbhits: bool = False
+    pv: bool = False
+    timeleft: bool = False
+    latency: bool = False
+    min: bool = False  # the seven tag roster (and FEN), no comments
+    notation: str = "san"  # san | lan | uci
+
+
+@dataclass
 class SprtConfig:
     elo0: float
     elo1: float
@@ -50,6 +66,7 @@ class MatchConfig:
     site: str = "?"
     dask: str | None = None
     progress: bool | None = None  # live progress line (default: when stderr is a tty)
+    pgn: PgnOptions = field(default_factory=PgnOptions)
     extra: dict = field(default_factory=dict)
 
     def game_settings(self) -> GameSettings:
@@ -59,7 +76,7 @@ class MatchConfig:
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "engines"}
-        for k in ("openings", "sprt", "draw", "resign"):
+        for k in ("openings", "sprt", "draw", "resign", "pgn"):
             if d[k] is not None:
                 d[k] = asdict(d[k])
         d["engines"] = [e.to_dict() for e in self.engines]
@@ -74,6 +91,7 @@ class MatchConfig:
             ("sprt", SprtConfig),
             ("draw", DrawAdjudication),
             ("resign", ResignAdjudication),
+            ("pgn", PgnOptions),
         ):
             if d.get(key) is not None:
                 d[key] = typ(**d[key])
