@@ -21,6 +21,7 @@ from .timecontrol import TimeControl
 
 USAGE = """\
 usage: wasp-match -engine cmd=CMD [name=NAME] [proto=uci|xboard] ... -engine ... [options]
+       wasp-match reproduce DIR GAME [--ply N] [--side white|black] [--timeout S]
 
 Plays engine matches (UCI or xboard engines as subprocesses), commits every game
 to a SQLite run store, and reports Elo, nElo, pentanomial counts and the SPRT.
@@ -72,6 +73,11 @@ Output and runs:
   -ponder                 let engines ponder
   -dask ADDRESS           play game pairs on a Dask distributed scheduler
   -progress on|off        live progress line (default: when stderr is a terminal)
+
+Every game's protocol transcript and engine stderr are kept in the run store
+(testing.transcript(DIR, GAME), testing.stderr(DIR, GAME)); `wasp-match reproduce DIR
+GAME` replays a game against fresh engines and says where they behave differently
+(see wasp-match reproduce --help).
 
 Example:
   wasp-match -engine cmd=stockfish name=sf1 -engine cmd=stockfish name=sf2 \\
@@ -682,6 +688,10 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help", "-help"):
         print(USAGE)
         return 0
+    if argv[0] == "reproduce":
+        from .reproduce import main as reproduce_main
+
+        return reproduce_main(argv[1:])
     try:
         cfg, rundir, resume = prepare(argv)
     except UsageError as e:
