@@ -3,7 +3,9 @@
 Stockfish against Stockfish, 40 games at tc=1+0.01, concurrency 2, -repeat,
 openings UHO_4060_v2.epd in sequential order from a fixed start; the median
 of 3 runs. Prints our figures beside the anchor figures measured on these
-machines with fastchess and cutechess-cli.
+machines with fastchess and cutechess-cli, and what the run store keeps per game
+(its size, and the share of the compressed transcripts and stderr) with the CPU
+that recording them costs (replayed through testing.engine.Recording and zlib).
 
     python benchmarks/match.py [--runs 3] [--games 40] [--openings PATH]
 """
@@ -79,7 +81,50 @@ def one_run(stockfish: str, openings: str, games: int, start: int, rundir: str) 
     with open(os.path.join(rundir, "summary.json")) as f:
         s = json.load(f)
     s["process_wall_s"] = wall
+    s.update(store_figures(rundir))
     return s
+
+
+def store_figures(rundir: str) -> dict:
+    """Bytes the run store holds per game, and the CPU per game of recording the
+    transcripts: their lines fed back through Recording (one chunk a line: more calls
+    than the engines' real reads) and compressed as the runner does."""
+    import sqlite3
+
+    sys.path.insert(0, ROOT)
+    from testing.engine import Recording
+    from testing.store import compress, decompress
+
+    files = [os.path.join(rundir, n) for n in os.listdir(rundir) if n.startswith("games.sqlite")]
+    size = sum(os.path.getsize(f) for f in files)
+    db = sqlite3.connect(os.path.join(rundir, "games.sqlite"))
+    try:
+        games = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        logs = db.execute("SELECT kind, codec, raw_size, data FROM game_logs").fetchall()
+    finally:
+        db.close()
+    cpu = 0.0
+    raw = stored = 0
+    for kind, codec, n, blob in logs:
+        raw += n
+        stored += len(blob)
+        if kind != "transcript":
+            continue
+        lines = [ln.split(b" ", 2) for ln in decompress(codec, blob).splitlines()]
+        rec = Recording()
+        t0 = time.process_time()
+        for i, parts in enumerate(lines):
+            if len(parts) == 3:
+                rec.add(float(i), parts[1], parts[2] + b"\n")
+        text, _ = rec.take()
+        compress(text)
+        cpu += time.process_time() - t0
+    return {
+        "store_bytes_per_game": size / games if games else None,
+        "logs_text_bytes_per_game": raw / games if games else None,
+        "logs_stored_bytes_per_game": stored / games if games else None,
+        "recording_cpu_per_game_s": cpu / games if games else None,
+    }
 
 
 def main() -> int:
@@ -105,7 +150,8 @@ def main() -> int:
                 f"runner CPU {s['runner_cpu_per_game_s']:.3f} s/game playing "
                 f"({s.get('process_cpu_per_game_s', float('nan')):.3f} with start-up), "
                 f"latency median {s['latency_median_ms']:.2f} ms "
-                f"p99 {s['latency_p99_ms']:.2f} ms max {s['latency_max_ms']:.2f} ms",
+                f"p99 {s['latency_p99_ms']:.2f} ms max {s['latency_max_ms']:.2f} ms; store "
+                f"{s['store_bytes_per_game'] / 1024:.1f} KB/game",
                 flush=True,
             )
     med = {
@@ -115,6 +161,13 @@ def main() -> int:
         "process_cpu_per_game_s": statistics.median(r["process_cpu_per_game_s"] for r in runs),
         "latency_median_ms": statistics.median(r["latency_median_ms"] for r in runs),
         "latency_p99_ms": statistics.median(r["latency_p99_ms"] for r in runs),
+        "store_bytes_per_game": statistics.median(r["store_bytes_per_game"] for r in runs),
+        "logs_text_bytes_per_game": statistics.median(r["logs_text_bytes_per_game"]
+                                                      for r in runs),
+        "logs_stored_bytes_per_game": statistics.median(r["logs_stored_bytes_per_game"]
+                                                        for r in runs),
+        "recording_cpu_per_game_s": statistics.median(r["recording_cpu_per_game_s"]
+                                                      for r in runs),
     }
     print()
     print(
@@ -136,6 +189,16 @@ def main() -> int:
         f"{med['process_cpu_per_game_s']:.3f} s/game (one-off numpy/scipy import for the "
         f"statistics: {statistics.median(r['statistics_import_cpu_s'] for r in runs):.2f} s)"
     )
+    print(
+        f"run store {med['store_bytes_per_game'] / 1024:.1f} KB/game, of which the engines' "
+        f"transcripts and stderr {med['logs_stored_bytes_per_game'] / 1024:.1f} KB "
+        f"(zlib; {med['logs_text_bytes_per_game'] / 1024:.1f} KB as text); recording them "
+        f"costs {med['recording_cpu_per_game_s'] * 1e3:.1f} ms CPU/game (within the runner "
+        f"CPU above)"
+    )
+    if shutil.which("fastchess") is None:
+        print("fastchess is not installed here: its figures above are the anchors measured "
+              "earlier on these machines, not a run beside ours")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"median": med, "runs": runs, "anchors": ANCHORS}, f, indent=2)

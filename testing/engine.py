@@ -464,6 +464,7 @@ class Engine:
         if self.p is not None:
             self.p.close(self.quit_command())
             self.p = None
+        self.recording.close_stderr()
 
     def quit_command(self) -> str:
         return "quit\n"
@@ -472,6 +473,7 @@ class Engine:
         if self.p is not None:
             self.p.kill()
             self.p = None
+        self.recording.close_stderr()
 
     def restart(self) -> None:
         self.kill()

@@ -129,6 +129,7 @@ class _Replay:
         self.ply_stop = ply_stop
         self.timeout = timeout
         self.f = Finding(side, eng.name, "identical")
+        self._ponder = ""  # the last `go ponder` line: its limits hold after `ponderhit`
 
     # -- one search -----------------------------------------------------------
     def _read_answer(self, prefix: bytes, budget: float, keep: list[str]) -> bytes:
@@ -171,11 +172,14 @@ class _Replay:
                 why = f"the engine refused the game's input: {e}"
             return self._found("crash", ply, why, failed_here)
         move = line.split()[1].decode(errors="replace") if len(line.split()) > 1 else ""
+        if orig_move is not None and _legal(board, orig_move):
+            orig_move = _uci(board, orig_move)
         if self.ply_stop is not None and ply >= self.ply_stop:
             f.info = info
         if not _legal(board, move):
             return self._found("illegal", ply, f"illegal move {move!r} in {board.fen()}",
                                failed_here)
+        move = _uci(board, move)
         if failed_here:
             kind = self.failure[0]
             f.kind, f.ply = "not-reproduced", ply
@@ -316,11 +320,22 @@ class _Replay:
         return self.f
 
 
-def _legal(board: chess.Board, move: str) -> bool:
+def _uci(board: chess.Board, move: str | None) -> str | None:
+    """The move in UCI notation if it is legal (xboard engines may answer in SAN), else None."""
+    if move is None:
+        return None
     try:
-        return chess.Move.from_uci(move) in board.legal_moves
+        m = chess.Move.from_uci(move)
+        return move if m in board.legal_moves else None
     except ValueError:
-        return False
+        try:
+            return board.parse_san(move).uci()
+        except ValueError:
+            return None
+
+
+def _legal(board: chess.Board, move: str) -> bool:
+    return _uci(board, move) is not None
 
 
 def reproduce(rundir: str, game, ply: int | None = None, sides=("white", "black"),
@@ -359,7 +374,7 @@ def reproduce(rundir: str, game, ply: int | None = None, sides=("white", "black"
         failure = None
         if fail is not None and fail[0] == side:
             failure = (kinds[fail[1]], None)
-        eng = make_engine(ecfg)
+        eng = make_engine(ecfg, ponder=cfg.ponder)
         try:
             eng.start()
         except EngineError as e:
