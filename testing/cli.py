@@ -17,6 +17,7 @@ import time
 from .config import MatchConfig, OpeningsConfig, SprtConfig
 from .engine import EngineConfig
 from .game import DrawAdjudication, ResignAdjudication
+from .schedule import POLICIES
 from .timecontrol import TimeControl
 
 USAGE = """\
@@ -43,8 +44,12 @@ Schedule:
   -repeat                 game pairs: each opening twice, colours swapped
   -concurrency N          games played at once (default 1)
   -openings file=F [format=epd|pgn] [order=random|sequential] [plies=N] [start=N]
+            [policy=default|encounter|round]
                           (defaults: format from the file name, order sequential, all the
-                          PGN moves, start 1; EPD lines starting with # are comments)
+                          PGN moves, start 1; EPD lines starting with # are comments);
+                          policy (cutechess's): default a new opening for each game pair
+                          (each game without -repeat), encounter a new one when the
+                          players change, round one opening per round
   -srand N                seed of the random opening order (default: a random seed)
   -event NAME -site NAME  PGN tags (default ?)
 
@@ -380,12 +385,17 @@ def build_config(raw: dict) -> MatchConfig:
         order = str(o.get("order", "sequential"))
         if order not in ("sequential", "random"):
             raise UsageError(f"-openings: order={order!r} (expected random or sequential)")
+        policy = str(o.get("policy", "default"))
+        if policy not in POLICIES:
+            raise UsageError(
+                f"-openings: policy={policy!r} (expected default, encounter or round)")
         cfg.openings = OpeningsConfig(
             file=os.path.abspath(str(o["file"])),
             format=fmt,
             order=order,
             plies=_int("-openings: plies", o["plies"], lo=0) if "plies" in o else None,
             start=_int("-openings: start", o.get("start", 1), lo=1),
+            policy=policy,
         )
     if "srand" in raw:
         cfg.srand = _int("-srand", raw["srand"])
@@ -610,10 +620,10 @@ def prepare_raw(raw: dict, spsa: bool = False):
             seq = OpeningSequence(book, o.order, o.start, cfg.srand)
         except ValueError as e:
             raise UsageError(f"-openings: {e}") from None
-        pairs = len(make_schedule(len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games,
-                                  cfg.repeat))
+        used = 1 + max(p.opening_k for p in make_schedule(
+            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat, o.policy))
         try:
-            for k in range(min(len(book), pairs)):
+            for k in range(min(len(book), used)):
                 seq[k]
         except ValueError as e:
             raise InputError(f"-openings: {e}") from None

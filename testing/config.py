@@ -15,6 +15,7 @@ class OpeningsConfig:
     order: str = "sequential"  # sequential | random
     plies: int | None = None
     start: int = 1
+    policy: str = "default"  # default | encounter | round (cutechess-cli's)
 
 
 @dataclass

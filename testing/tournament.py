@@ -113,7 +113,8 @@ class Runner:
             cfg.srand or 0,
         )
         self.schedule = make_schedule(
-            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat
+            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat,
+            cfg.openings.policy if cfg.openings else "default",
         )
         self.pairs_by_id = {p.pair_id: p for p in self.schedule}
         self.total_games = sum(len(p.games) for p in self.schedule)

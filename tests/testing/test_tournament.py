@@ -278,3 +278,23 @@ def test_host_steal_share_and_its_note_in_the_summary():
     assert "CPU stolen by the host 12.5 %" in text and "timemargin=" in text
     assert "stolen" not in Runner.summary_text({**s, "cpu_steal_pct": 0.1})
     assert "Note" not in Runner.summary_text({**s, "time_losses_this_session": 0})
+
+
+
+@pytest.mark.parametrize("policy,per_pair", [
+    ("default", [0, 1, 2, 3, 4, 5, 6, 7]),
+    ("encounter", [0, 0, 1, 1, 2, 2, 3, 3]),
+    ("round", [0, 0, 0, 0, 1, 1, 1, 1]),
+])
+def test_openings_policy_decides_which_games_share_an_opening(capsys, tmp_path, policy,
+                                                              per_pair):
+    argv = GOOD + RANDOM + fake_engine("random2", "--style", "random") + [
+        "-each", "nodes=1", "-maxmoves", "3", "-ratinginterval", "0",
+        "-tournament", "gauntlet", "-rounds", "2", "-games", "4", "-repeat",
+        "-openings", f"file={EPD}", f"policy={policy}", "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, _, err = run(capsys, argv)
+    assert code == 0, err
+    df = testing.results(str(tmp_path / "r")).sort_values(["pair_id", "game_in_pair"])
+    # per round: good-random (two pairs), then good-random2 (two pairs); sequential book
+    assert df["opening_index"].tolist() == [k for k in per_pair for _ in (0, 1)]
