@@ -78,6 +78,13 @@ Example:
       -sprt elo0=0 elo1=5 -pgnout games.pgn -recover
   wasp-match -engine cmd=wasp name=wasp -engine cmd=fairymax proto=xboard \\
       -each tc=10+0.1 startup=60 -rounds 10 -repeat
+  wasp-match -compliance /usr/games/fairymax proto=xboard
+
+Checks:
+  -compliance CMD [proto=uci|xboard] [arg=ARG ...] [option.NAME=VALUE] [startup=S]
+                          check the engine's protocol handling step by step (fastchess's
+                          --compliance and more): each step PASS/FAIL with the offending
+                          line; exit status 0 when all pass, 1 otherwise
 
 Exit codes: 0 done, 1 a file that cannot be used (-config, -openings, -resume) or
 an engine that failed, 2 a bad flag or setting, 130 interrupted.
@@ -289,17 +296,7 @@ def _engine(i: int, d: dict, each: dict) -> EngineConfig:
     cmd = str(cmd)
     where = f"-engine #{i + 1} ({merged.get('name') or cmd})"
     wd = merged.get("dir")
-    if wd is not None and not os.path.isdir(wd):
-        raise UsageError(f"{where}: dir={wd!r} is not a directory")
-    exe = cmd
-    if wd and os.sep in cmd and not os.path.isabs(cmd):
-        exe = os.path.join(wd, cmd)
-    if os.sep in exe:
-        found = exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
-    else:  # Debian installs engines in /usr/games, often outside PATH
-        found = shutil.which(exe) or shutil.which(exe, path="/usr/games")
-    if found is None:
-        raise UsageError(f"{where}: engine command {cmd!r} not found or not executable")
+    found = _find_cmd(where, cmd, wd)
     proto = str(merged.get("proto", "uci"))
     if proto not in ("uci", "xboard"):
         raise UsageError(f"{where}: proto={proto!r} (expected uci or xboard)")
@@ -332,6 +329,48 @@ def _engine(i: int, d: dict, each: dict) -> EngineConfig:
         cfg.restart = _bool(f"{where}: restart", merged["restart"])
     if "startup" in merged:
         cfg.startup = _float(f"{where}: startup", merged["startup"], lo=0.1)
+    return cfg
+
+
+def _find_cmd(where: str, cmd: str, wd: str | None) -> str:
+    """The engine's executable (looked up in PATH, then /usr/games); UsageError if none."""
+    if wd is not None and not os.path.isdir(wd):
+        raise UsageError(f"{where}: dir={wd!r} is not a directory")
+    exe = cmd
+    if wd and os.sep in cmd and not os.path.isabs(cmd):
+        exe = os.path.join(wd, cmd)
+    if os.sep in exe:
+        found = exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
+    else:  # Debian installs engines in /usr/games, often outside PATH
+        found = shutil.which(exe) or shutil.which(exe, path="/usr/games")
+    if found is None:
+        raise UsageError(f"{where}: engine command {cmd!r} not found or not executable")
+    return found
+
+
+def compliance_config(argv: list[str]) -> EngineConfig:
+    """``-compliance CMD [KEY=VALUE ...]`` -> the engine to check (raises UsageError)."""
+    if argv and argv[0].startswith("cmd="):
+        argv = [argv[0][4:], *argv[1:]]
+    if not argv or not argv[0]:
+        raise UsageError("-compliance: the engine command is missing "
+                         "(-compliance CMD [proto=uci|xboard] [arg=...])")
+    cmd = argv[0]
+    d = _engine_items("-compliance", [_kv("-compliance", t) for t in argv[1:]])
+    allowed = {"proto", "arg", "args", "dir", "options", "startup", "name"}
+    bad = sorted(set(d) - allowed)
+    if bad:
+        raise UsageError(f"-compliance: key {bad[0]!r} does not apply (known: arg, dir, "
+                         f"name, option.NAME, proto, startup)")
+    found = _find_cmd("-compliance", cmd, d.get("dir"))
+    proto = str(d.get("proto", "uci"))
+    if proto not in ("uci", "xboard"):
+        raise UsageError(f"-compliance: proto={proto!r} (expected uci or xboard)")
+    cfg = EngineConfig(cmd=found if os.sep not in cmd else cmd, name=d.get("name") or cmd,
+                       proto=proto, dir=d.get("dir"), args=list(d.get("args", [])),
+                       options={k: _optval(v) for k, v in d.get("options", {}).items()})
+    if "startup" in d:
+        cfg.startup = _float("-compliance: startup", d["startup"], lo=0.1)
     return cfg
 
 
@@ -635,6 +674,15 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help", "-help"):
         print(USAGE)
         return 0
+    if argv[0] in ("-compliance", "--compliance"):
+        try:
+            ecfg = compliance_config(argv[1:])
+        except UsageError as e:
+            print(f"wasp-match: error: {e}", file=sys.stderr)
+            return e.code
+        from . import compliance
+
+        return compliance.main(ecfg, sys.stdout, sys.stderr)
     try:
         cfg, rundir, resume = prepare(argv)
     except UsageError as e:
