@@ -68,6 +68,10 @@ Output and runs:
   -resume DIR             go on with the run stored in DIR
   -recover                restart engines that crash or stall and go on
   -ponder                 let engines ponder
+  -use-affinity [CORES]   pin each running game's engines to cores of their own (list as
+                          0,2,4-7; default every core): the cores are split into one set
+                          per concurrent game, handed out when a game starts, returned
+                          when it ends (local games only)
   -dask ADDRESS           play game pairs on a Dask distributed scheduler
   -progress on|off        live progress line (default: when stderr is a terminal)
 
@@ -140,7 +144,8 @@ VALUE_FLAGS = {
     "-progress",
 }
 BOOL_FLAGS = {"-repeat", "-recover", "-ponder"}
-RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval"}
+OPTIONAL_VALUE_FLAGS = {"-use-affinity"}  # a value when the next word is not a flag
+RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval", "use-affinity"}
 
 ENGINE_KEYS = {
     "cmd",
@@ -175,7 +180,7 @@ def parse_args(argv: list[str]) -> dict:
         if (
             flag.startswith("--")
             and flag[2:]
-            and "-" + flag[2:] in (KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS)
+            and "-" + flag[2:] in (KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS | OPTIONAL_VALUE_FLAGS)
         ):
             flag = flag[1:]  # accept --flag as well as -flag
         i += 1
@@ -204,6 +209,12 @@ def parse_args(argv: list[str]) -> dict:
                 # cutechess takes optional trailing words (min, fi): accept and ignore.
                 while i < n and argv[i] in ("min", "fi"):
                     i += 1
+            raw[flag[1:]] = value
+        elif flag in OPTIONAL_VALUE_FLAGS:
+            value = "true"
+            if i < n and not _is_flag(argv[i]):
+                value = argv[i]
+                i += 1
             raw[flag[1:]] = value
         elif flag in BOOL_FLAGS:
             raw[flag[1:]] = "true"
@@ -494,7 +505,43 @@ def build_config(raw: dict) -> MatchConfig:
         cfg.dask = _dask_address(raw["dask"])
     if "progress" in raw:
         cfg.progress = _bool("-progress", raw["progress"])
+    if "use-affinity" in raw:
+        cfg.affinity = _affinity(raw["use-affinity"])
+    _check_affinity(cfg)
     return cfg
+
+
+def _affinity(v) -> list[int]:
+    """-use-affinity's value: true (every core this process may use) or a core list."""
+    from .affinity import available_cores, parse_cores
+
+    if isinstance(v, list):
+        v = ",".join(str(c) for c in v)
+    if str(v).lower() in ("true", "on", "yes", ""):
+        return available_cores()
+    try:
+        cores = parse_cores(str(v))
+    except ValueError as e:
+        raise UsageError(f"-use-affinity: {e}") from None
+    here = available_cores()
+    missing = [c for c in cores if c not in here]
+    if missing:
+        raise UsageError(f"-use-affinity: core {missing[0]} is not present (this machine "
+                         f"offers cores {','.join(map(str, here))})")
+    return cores
+
+
+def _check_affinity(cfg: MatchConfig) -> None:
+    if cfg.affinity is None:
+        return
+    if cfg.dask:
+        raise UsageError("-use-affinity pins local games: it cannot be combined with -dask")
+    from .affinity import slots
+
+    try:
+        slots(cfg.affinity, cfg.concurrency)
+    except ValueError as e:
+        raise UsageError(f"-use-affinity: {e} (-concurrency {cfg.concurrency})") from None
 
 
 def _dask_address(v) -> str:
@@ -506,7 +553,8 @@ def _dask_address(v) -> str:
 
 # keys of a -config file: the flags' names (-config and -resume excepted)
 CONFIG_KEYS = (
-    {f[1:] for f in KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS} - {"engine", "config", "resume"}
+    {f[1:] for f in KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS | OPTIONAL_VALUE_FLAGS}
+    - {"engine", "config", "resume"}
 ) | {"engines"}
 
 
@@ -634,6 +682,9 @@ def prepare_raw(raw: dict, spsa: bool = False):
             cfg.progress = _bool("-progress", raw["progress"])
         if "log" in raw:
             cfg.log = os.path.abspath(str(raw["log"]))
+        if "use-affinity" in raw:
+            cfg.affinity = _affinity(raw["use-affinity"])
+        _check_affinity(cfg)
         return cfg, rundir, True
     if "config" in raw:
         raw = _merge(load_config_file(str(raw["config"])), {k: v for k, v in raw.items()})

@@ -51,6 +51,7 @@ class MatchConfig:
     site: str = "?"
     dask: str | None = None
     progress: bool | None = None  # live progress line (default: when stderr is a tty)
+    affinity: list[int] | None = None  # -use-affinity: the cores split among the games
     extra: dict = field(default_factory=dict)
 
     def game_settings(self) -> GameSettings:

@@ -325,31 +325,45 @@ class Runner:
         self._workers = workers
         _preload_statistics()
         busy = {}
+        free = None  # -use-affinity: core sets not in use by a running game
+        if self.cfg.affinity:
+            from .affinity import slots
+
+            free = slots(self.cfg.affinity, n)
+
+        def send(conn, item) -> None:
+            if free is not None:
+                item = (*item, free.pop(0))
+            conn.send(item)
+            busy[conn] = item
+
         try:
             for _, conn in workers:
                 item = self._next_game()
                 if item is None:
                     break
-                conn.send(item)
-                busy[conn] = item
+                send(conn, item)
             while busy:
                 for conn in wait(list(busy)):
                     try:
                         kind, payload, cpu = conn.recv()
                     except (EOFError, OSError):
-                        del busy[conn]
+                        done = busy.pop(conn)
+                        if free is not None:
+                            free.append(done[-1])
                         self._fail("a worker process died")
                         continue
                     self.worker_cpu[id(conn)] = cpu
-                    del busy[conn]
+                    done = busy.pop(conn)
+                    if free is not None:
+                        free.append(done[-1])  # the game's cores go back to the pool
                     if kind == "row":
                         self.commit(payload)
                     else:
                         self._fail(payload)
                     item = self._next_game()
                     if item is not None:
-                        conn.send(item)
-                        busy[conn] = item
+                        send(conn, item)
         finally:
             for proc, conn in workers:
                 if conn in busy:  # interrupted mid-game: the game is dropped, engines closed
@@ -533,7 +547,9 @@ def _serve(conn, cfg: MatchConfig) -> None:
             if item is None:
                 conn.send(("bye", None, _cpu()))
                 break
-            pair, spec, opening = item
+            pair, spec, opening = item[:3]
+            if len(item) > 3:  # -use-affinity: this game's cores
+                engines.pin(item[3])
             try:
                 row = play_one(cfg, spec, opening, engines)
                 conn.send(("row", row, _cpu()))

@@ -298,3 +298,38 @@ def test_openings_policy_decides_which_games_share_an_opening(capsys, tmp_path, 
     df = testing.results(str(tmp_path / "r")).sort_values(["pair_id", "game_in_pair"])
     # per round: good-random (two pairs), then good-random2 (two pairs); sequential book
     assert df["opening_index"].tolist() == [k for k in per_pair for _ in (0, 1)]
+
+
+def test_use_affinity_pins_each_running_game_to_its_own_core(capsys, tmp_path):
+    import os as _os
+
+    if len(_os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores")
+    cores = sorted(_os.sched_getaffinity(0))[:2]
+    log = tmp_path / "aff.txt"
+    argv = fake_engine("a", "--affinityfile", str(log)) + \
+        fake_engine("b", "--style", "random", "--affinityfile", str(log)) + [
+        "-each", "nodes=1", "-maxmoves", "6", "-ratinginterval", "0", "-rounds", "4",
+        "-repeat", "-concurrency", "2", "-use-affinity", f"{cores[0]},{cores[1]}",
+        "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, _, err = run(capsys, argv)
+    assert code == 0, err
+    seen: dict[str, set[str]] = {}
+    for line in log.read_text().splitlines():
+        pid, allowed = line.split()
+        seen.setdefault(pid, set()).add(allowed)
+    # every engine ran on one core only at each move, and both cores were used
+    assert all("," not in a for s in seen.values() for a in s)
+    assert set().union(*seen.values()) == {str(c) for c in cores}
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["-use-affinity", "0,4096"], "core 4096 is not present"),
+    (["-use-affinity", "1-0"], "bad core range"),
+    (["-use-affinity", "0", "-concurrency", "2"], "each game needs a core of its own"),
+    (["-use-affinity", "-dask", "tcp://127.0.0.1:1"], "cannot be combined with -dask"),
+])
+def test_use_affinity_refuses_bad_core_lists(capsys, tmp_path, argv, needle):
+    code, _, err = run(capsys, GOOD + RANDOM + FAST + argv + ["-rundir", str(tmp_path / "r")])
+    assert code == 2 and needle in err, err
