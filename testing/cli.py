@@ -73,6 +73,12 @@ Output and runs:
                           per concurrent game, handed out when a game starts, returned
                           when it ends (local games only)
   -dask ADDRESS           play game pairs on a Dask distributed scheduler
+  -scale-tc nps=N [nodes=N] [engine=NAME|INDEX] [maxfactor=3] [bench=WORDS]
+                          with -dask, as fishtest: each worker runs the engine's own
+                          bench (`CMD ARGS bench`, default the first engine) and plays
+                          with its tc/st scaled by reference nps / worker nps; a worker
+                          slower than maxfactor, or whose bench node count differs from
+                          nodes=, is refused with the reason
   -progress on|off        live progress line (default: when stderr is a terminal)
 
 Example:
@@ -123,7 +129,7 @@ def _input_file(where: str, path: str) -> str:
     return path
 
 
-KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt"}
+KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt", "-scale-tc"}
 VALUE_FLAGS = {
     "-concurrency",
     "-rounds",
@@ -508,7 +514,46 @@ def build_config(raw: dict) -> MatchConfig:
     if "use-affinity" in raw:
         cfg.affinity = _affinity(raw["use-affinity"])
     _check_affinity(cfg)
+    if "scale-tc" in raw:
+        cfg.scale_tc = _scale_tc(raw["scale-tc"], engines)
+    _check_scale_tc(cfg)
     return cfg
+
+
+def _scale_tc(d: dict, engines: list[EngineConfig]) -> dict:
+    from dataclasses import asdict
+
+    from .speed import ScaleConfig
+
+    _check_keys("-scale-tc", d, {"nps", "nodes", "engine", "maxfactor", "bench"})
+    if "nps" not in d:
+        raise UsageError("-scale-tc: nps= (the reference machine's bench speed) is required")
+    s = ScaleConfig(nps=_int("-scale-tc: nps", d["nps"], lo=1))
+    if "nodes" in d:
+        s.nodes = _int("-scale-tc: nodes", d["nodes"], lo=1)
+    if "maxfactor" in d:
+        s.maxfactor = _float("-scale-tc: maxfactor", d["maxfactor"], lo=1.0)
+    if "bench" in d:
+        s.bench = str(d["bench"]).split()
+    if "engine" in d:
+        names = [e.name for e in engines]
+        v = str(d["engine"])
+        if v in names:
+            s.engine = names.index(v)
+        elif v.isdigit() and 1 <= int(v) <= len(engines):
+            s.engine = int(v) - 1
+        else:
+            raise UsageError(f"-scale-tc: engine={v!r} is not one of {', '.join(names)} "
+                             f"(or 1..{len(engines)})")
+    if not any(e.tc is not None or e.st is not None for e in engines):
+        raise UsageError("-scale-tc: no engine has a clock to scale (tc= or st=)")
+    return asdict(s)
+
+
+def _check_scale_tc(cfg: MatchConfig) -> None:
+    if cfg.scale_tc is not None and not cfg.dask:
+        raise UsageError("-scale-tc scales each Dask worker's clock by its speed: it needs "
+                         "-dask ADDRESS")
 
 
 def _affinity(v) -> list[int]:
@@ -583,7 +628,7 @@ def load_config_file(path: str) -> dict:
     out["engines"] = [_json_engine(i, e) for i, e in enumerate(engines)]
     if "each" in data:
         out["each"] = _json_engine(-1, data["each"])
-    for key in ("openings", "draw", "resign", "sprt"):
+    for key in ("openings", "draw", "resign", "sprt", "scale-tc"):
         if key in out and not isinstance(out[key], dict):
             raise UsageError(f"-config: {key!r} must be an object")
     return out
@@ -685,6 +730,7 @@ def prepare_raw(raw: dict, spsa: bool = False):
         if "use-affinity" in raw:
             cfg.affinity = _affinity(raw["use-affinity"])
         _check_affinity(cfg)
+        _check_scale_tc(cfg)
         return cfg, rundir, True
     if "config" in raw:
         raw = _merge(load_config_file(str(raw["config"])), {k: v for k, v in raw.items()})

@@ -52,6 +52,7 @@ class MatchConfig:
     dask: str | None = None
     progress: bool | None = None  # live progress line (default: when stderr is a tty)
     affinity: list[int] | None = None  # -use-affinity: the cores split among the games
+    scale_tc: dict | None = None  # -scale-tc: a testing.speed.ScaleConfig's fields
     extra: dict = field(default_factory=dict)
 
     def game_settings(self) -> GameSettings:

@@ -467,6 +467,8 @@ class Runner:
             "cpu_steal_pct": getattr(self, "steal_pct", None),
             "sprt_decision": self.decision,
             "distributed": bool(self.cfg.dask),
+            # -scale-tc: each worker's bench, clock factor or the reason it was refused
+            "scale_tc": getattr(self, "scale_report", None),
         }
 
     @staticmethod
