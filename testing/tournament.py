@@ -377,7 +377,21 @@ class Runner:
         self.stop.set()
 
     def run(self) -> int:
-        """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
+        """Play the run holding its lock; the exit status (0 ok, 1 engine failure or a run
+        another process holds, 130 interrupted)."""
+        from .runlock import RunBusy, RunLock
+
+        try:
+            lock = RunLock(self.rundir).acquire()
+        except RunBusy as e:
+            print(f"Error: {e}", file=self.err)
+            return 1
+        try:
+            return self._run()
+        finally:
+            lock.release()
+
+    def _run(self) -> int:
         t_wall = time.monotonic()
         cpu0 = _cpu()
         self._prepare()
