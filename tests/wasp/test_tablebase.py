@@ -238,3 +238,21 @@ def test_full_games_against_stockfish_convert_a_win_and_hold_a_draw():
             else:
                 board.push(fish.play(board, chess.engine.Limit(nodes=2000)).move)
         assert board.result(claim_draw=True) != "1-0", board.fen()
+
+
+def test_without_dtz_files_the_root_is_ranked_by_wdl():
+    """KRvKN has only its WDL file in tests/data/syzygy: the moves are ranked by WDL, and
+    still only the winning ones are kept."""
+    engine = Engine()
+    engine.set_option("SyzygyPath", TABLES)
+    fen = "7R/8/3k4/8/8/6Kn/8/8 w - - 0 1"
+    engine.set_position(fen)
+    probe = engine.root_probe()
+    with chess.syzygy.open_tablebase(TABLES) as tables:
+        assert tables.probe_wdl(chess.Board(fen)) == 2
+        assert probe is not None and probe.dtz is False and probe.moves
+        assert all(_kept(tables, fen, 2, m) for m in probe.moves)
+        losing = [m for m in probe.ranks if not _kept(tables, fen, 2, m)]
+        assert losing and not set(losing) & set(probe.moves)
+    engine.set_position("8/8/8/4k3/8/8/8/R3K3 w - - 0 1")
+    assert engine.root_probe().dtz is True
