@@ -57,6 +57,12 @@ Adjudication (default: none):
   -draw movenumber=N movecount=N score=CP     (defaults 0, 1, 0)
   -resign movecount=N score=CP [twosided=true|false]   (defaults 1, 1000, false)
   -maxmoves N
+  -tb PATHS               Syzygy tablebase directories (':'-separated): a game reaching a
+                          position they hold (50-move counter at 0, no castling) ends with
+                          their result
+  -tbpieces N             only positions of N pieces or fewer (default: the largest table)
+  -tbignore50             a win the 50-move rule would draw (cursed) counts as a win
+  -tbadjudicate BOTH|WIN_LOSS|DRAW   which results the tables decide (default BOTH)
 
 Statistics:
   -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]
@@ -148,8 +154,11 @@ VALUE_FLAGS = {
     "-event",
     "-site",
     "-progress",
+    "-tb",
+    "-tbpieces",
+    "-tbadjudicate",
 }
-BOOL_FLAGS = {"-repeat", "-recover", "-ponder"}
+BOOL_FLAGS = {"-repeat", "-recover", "-ponder", "-tbignore50"}
 OPTIONAL_VALUE_FLAGS = {"-use-affinity"}  # a value when the next word is not a flag
 RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval", "use-affinity"}
 
@@ -473,6 +482,7 @@ def build_config(raw: dict) -> MatchConfig:
         )
     if "maxmoves" in raw:
         cfg.maxmoves = _int("-maxmoves", raw["maxmoves"], lo=1)
+    cfg.tb = _tablebase(raw)
     if "sprt" in raw:
         d = raw["sprt"]
         _check_keys("-sprt", d, {"elo0", "elo1", "alpha", "beta", "model"})
@@ -587,6 +597,34 @@ def _check_affinity(cfg: MatchConfig) -> None:
         slots(cfg.affinity, cfg.concurrency)
     except ValueError as e:
         raise UsageError(f"-use-affinity: {e} (-concurrency {cfg.concurrency})") from None
+
+
+def _tablebase(raw: dict):
+    """The -tb settings; the tables are looked for now (a path without any: exit 1)."""
+    from .tablebase import TablebaseAdjudication, open_tables, parse_mode
+
+    if "tb" not in raw:
+        for key in ("tbpieces", "tbignore50", "tbadjudicate"):
+            if key in raw:
+                raise UsageError(f"-{key} needs -tb PATHS (the Syzygy tables)")
+        return None
+    tb = TablebaseAdjudication(paths=str(raw["tb"]))
+    if "tbpieces" in raw:
+        tb.pieces = _int("-tbpieces", raw["tbpieces"], lo=0)
+    if "tbignore50" in raw:
+        tb.ignore50 = _bool("-tbignore50", raw["tbignore50"])
+    if "tbadjudicate" in raw:
+        try:
+            tb.adjudicate = parse_mode(raw["tbadjudicate"])
+        except ValueError as e:
+            raise UsageError(f"-tbadjudicate: {e}") from None
+    try:
+        tables, _ = open_tables(tb.paths)
+    except ValueError as e:
+        raise InputError(f"-tb: {e}") from None
+    tables.close()
+    tb.paths = os.pathsep.join(os.path.abspath(d) for d in tb.paths.split(os.pathsep) if d)
+    return tb
 
 
 def _dask_address(v) -> str:

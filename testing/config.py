@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from .engine import EngineConfig
 from .game import DrawAdjudication, GameSettings, ResignAdjudication
+from .tablebase import TablebaseAdjudication
 
 
 @dataclass
@@ -40,6 +41,7 @@ class MatchConfig:
     draw: DrawAdjudication | None = None
     resign: ResignAdjudication | None = None
     maxmoves: int | None = None
+    tb: TablebaseAdjudication | None = None
     sprt: SprtConfig | None = None
     pgnout: str | None = None
     epdout: str | None = None
@@ -57,12 +59,13 @@ class MatchConfig:
 
     def game_settings(self) -> GameSettings:
         return GameSettings(
-            draw=self.draw, resign=self.resign, maxmoves=self.maxmoves, ponder=self.ponder
+            draw=self.draw, resign=self.resign, maxmoves=self.maxmoves, ponder=self.ponder,
+            tb=self.tb,
         )
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "engines"}
-        for k in ("openings", "sprt", "draw", "resign"):
+        for k in ("openings", "sprt", "draw", "resign", "tb"):
             if d[k] is not None:
                 d[k] = asdict(d[k])
         d["engines"] = [e.to_dict() for e in self.engines]
@@ -77,6 +80,7 @@ class MatchConfig:
             ("sprt", SprtConfig),
             ("draw", DrawAdjudication),
             ("resign", ResignAdjudication),
+            ("tb", TablebaseAdjudication),
         ):
             if d.get(key) is not None:
                 d[key] = typ(**d[key])

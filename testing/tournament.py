@@ -18,6 +18,7 @@ from .engine import Logger
 from .openings import OpeningBook, OpeningSequence
 from .schedule import PairSpec, make_schedule
 from .store import RunStore
+from .tablebase import TERMINATION as TB_TERMINATION
 from .tally import Encounter, rating_table, score_table
 from .worker import EngineSet, EngineStartError, play_one
 
@@ -88,6 +89,7 @@ class Runner:
         self.session_games = 0
         self.session_time_losses = 0
         self.total_time_losses = 0
+        self.tb_adjudications = 0  # games the Syzygy tables decided (-tb), resumed ones too
         self.worker_cpu: dict[int, float] = {}  # CPU of each worker process
         self._progress_on = cfg.progress if cfg.progress is not None else self.err.isatty()
         self._progress_len = 0
@@ -123,7 +125,7 @@ class Runner:
         self.logger = Logger(cfg.log) if cfg.log else None
         self.decision = self.store.get_meta("sprt_decision")
         stored = self.store.games(
-            ["pair_id", "game_in_pair", "engine1", "white", "result", "time_loss"]
+            ["pair_id", "game_in_pair", "engine1", "white", "result", "time_loss", "termination"]
         )
         for row in stored:
             self._count(row)
@@ -169,6 +171,8 @@ class Runner:
         score = s if row["white"] == row["engine1"] else 1.0 - s
         completed = enc.add(row["pair_id"], score, len(pair.games))
         self.games_done += 1
+        if row.get("termination") == TB_TERMINATION:
+            self.tb_adjudications += 1
         return enc, completed
 
     def commit(self, row: dict) -> None:
@@ -258,6 +262,9 @@ class Runner:
             if self.cfg.tournament == "roundrobin":
                 lines.append("")
                 lines.append(score_table(self.names, self.encounters))
+        if self.cfg.tb is not None:
+            lines.append(f"Tablebase adjudications: {self.tb_adjudications} of "
+                         f"{self.games_done} games")
         lines.append("-" * 60)
         return "\n".join(lines)
 
@@ -392,7 +399,21 @@ class Runner:
         self.stop.set()
 
     def run(self) -> int:
-        """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
+        """Play the run holding its lock; the exit status (0 ok, 1 engine failure or a run
+        another process holds, 130 interrupted)."""
+        from .runlock import RunBusy, RunLock
+
+        try:
+            lock = RunLock(self.rundir).acquire()
+        except RunBusy as e:
+            print(f"Error: {e}", file=self.err)
+            return 1
+        try:
+            return self._run()
+        finally:
+            lock.release()
+
+    def _run(self) -> int:
         t_wall = time.monotonic()
         cpu0 = _cpu()
         self._prepare()
@@ -463,6 +484,7 @@ class Runner:
             "latency_mean_ms": sum(lat) / len(lat) * 1e3 if lat else None,
             "time_losses_this_session": self.session_time_losses,
             "time_losses_total": self.total_time_losses,
+            "tb_adjudications": self.tb_adjudications,
             # CPU the hypervisor took from this machine while the games ran (local runs)
             "cpu_steal_pct": getattr(self, "steal_pct", None),
             "sprt_decision": self.decision,

@@ -100,6 +100,7 @@ class Line:
     time_ms: int
     pv: list[str]
     hashfull: int = 0
+    tbhits: int = 0  # tablebase probes (made at the root, by wasp.engine)
 
 
 @dataclass

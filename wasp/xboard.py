@@ -2,7 +2,8 @@
 
 An adapter over `wasp.engine.Engine`: it parses commands and formats answers. Every engine
 option is declared in the `feature` line (`option="Name -spin ..."`, set with `option
-Name=value`): EvalFile, SearchFile, MultiPV, the book, the search switches and parameters. The
+Name=value`): EvalFile, SearchFile, MultiPV, the book, the Syzygy tables (also `egtpath
+syzygy PATH`), the search switches and parameters. The
 engine thinks in its worker thread, so `?`, `force`, `ping` and `quit` are answered while it
 thinks. Unknown or malformed commands get an `Error (...): command` line; nothing a GUI sends
 ends the engine but `quit`.
@@ -137,7 +138,7 @@ class XboardEngine:
         # with small input buffers), and done=1 once the kernels are loaded.
         self.send("\n".join([
             f'feature ping=1 setboard=1 usermove=1 time=1 draw=0 sigint=0 sigterm=0 reuse=1 '
-            f'analyze=1 colors=0 memory=1 myname="{ENGINE_NAME}" done=0',
+            f'analyze=1 colors=0 memory=1 egt="syzygy" myname="{ENGINE_NAME}" done=0',
             *(f"feature {o.xboard()}" for o in self.engine.options()
               if o.name not in _NOT_DECLARED)]))
         self.engine.load()
@@ -302,6 +303,17 @@ class XboardEngine:
         if message:
             self.send(f"telluser {message}")
 
+    def cmd_egtpath(self, args, line):
+        """`egtpath syzygy PATH`: the Syzygy tables (other kinds of tables are not used)."""
+        if len(args) < 2:
+            raise ValueError("egtpath TYPE PATH")
+        if args[0].lower() != "syzygy":
+            return
+        self.engine.abandon()
+        message = self.engine.set_option("SyzygyPath", line.strip().split(None, 2)[2])
+        if message:
+            self.send(f"telluser {message}")
+
     def cmd_memory(self, args, line):
         mb = int(args[0])
         if not 1 <= mb <= HASH_MAX:
@@ -350,7 +362,7 @@ COMMANDS = {
     "hint": XboardEngine.cmd_ignore,
     "bk": XboardEngine.cmd_ignore,
     "cores": XboardEngine.cmd_ignore,
-    "egtpath": XboardEngine.cmd_ignore,
+    "egtpath": XboardEngine.cmd_egtpath,
     ".": XboardEngine.cmd_ignore,
 }
 

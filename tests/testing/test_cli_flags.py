@@ -10,13 +10,15 @@ import pytest
 from testing import cli
 from testing.cli import USAGE, UsageError, prepare
 
-from .conftest import EPD, HERE, fake_engine
+from .conftest import DATA, EPD, HERE, fake_engine
+
+TB = f"{DATA}/syzygy"
 
 BROKEN = f"{HERE}/fake_engines/broken_uci.py"
 
 
 def help_flags() -> set[str]:
-    return set(re.findall(r"(?:^|\s)(-[a-z][a-z-]*)", USAGE))
+    return set(re.findall(r"(?:^|\s)(-[a-z][a-z0-9-]*)", USAGE))
 
 
 def settings(argv):
@@ -66,9 +68,17 @@ EFFECTS = {
     "-use-affinity": [],
     "-dask": ["tcp://127.0.0.1:8786"],
     "-progress": ["on"],
+    "-tb": [TB],
+    "-tbpieces": lambda tmp, base: ["3", "-tb", TB],  # compared with -tb alone below
+    "-tbignore50": lambda tmp, base: ["-tb", TB],
+    "-tbadjudicate": lambda tmp, base: ["DRAW", "-tb", TB],
 }
+NEEDS = {"-tbpieces": ["-tb", TB], "-tbignore50": ["-tb", TB], "-tbadjudicate": ["-tb", TB]}
 REFUSED = {  # accepted only with another flag: alone it is refused with the reason
     "-scale-tc": (["nps=1000"], "needs -dask"),
+    "-tbpieces": (["3"], "needs -tb"),
+    "-tbignore50": ([], "needs -tb"),
+    "-tbadjudicate": (["DRAW"], "needs -tb"),
 }
 SPECIAL = {"-resume", "-compliance"}  # tested below: they replace the whole command line
 
@@ -91,7 +101,7 @@ def test_the_walk_covers_every_flag_in_help_and_every_flag_the_parser_takes():
 def test_each_flag_changes_the_settings(tmp_path, base, flag):
     words = EFFECTS[flag]
     words = words(tmp_path, base) if callable(words) else words
-    assert settings(base + [flag, *words]) != settings(base)
+    assert settings(base + [flag, *words]) != settings(base + NEEDS.get(flag, []))
 
 
 @pytest.mark.parametrize("flag", sorted(REFUSED))
