@@ -73,6 +73,8 @@ OPTIONS = (
     Option("SearchFile", "file", "", meaning="search parameter file (Name = value lines)"),
     Option("OwnBook", "check", False, meaning="play book moves from BookFile"),
     Option("BookFile", "file", "", meaning="a Polyglot opening book"),
+    Option("UCI_Chess960", "check", False,
+           meaning="Chess960: castling written as the king taking its own rook"),
     *(Option(name, "check", True, meaning=f"search technique {name}") for name in TECHNIQUES),
     *(Option(p.name, "spin", p.default, p.lo, p.hi, p.meaning) for p in SEARCH_PARAMS),
 )
@@ -169,6 +171,7 @@ class Engine:
         self.overhead = OVERHEAD_DEFAULT
         self.ponder_allowed = False
         self.own_book = False
+        self.chess960 = False  # UCI_Chess960, or xboard's variant fischerandom
         self.book = None  # wasp.book.Book
         self.eval_file = ""
         self.search_file = ""
@@ -197,6 +200,7 @@ class Engine:
         wait_for_kernels()
         from wasp.board import Position
         from wasp.driver import Searcher
+        from wasp.fen import STARTING_FEN
 
         searcher = Searcher(self.hash_mb)
         searcher.multipv = self.multipv
@@ -207,7 +211,7 @@ class Engine:
             searcher.set_weights(self.W)
         self.searcher = searcher
         if self.position is None:
-            self.position = Position() if self.start_fen is None else Position(self.start_fen)
+            self.position = Position(self.start_fen or STARTING_FEN, self.chess960)
 
     # -- options -------------------------------------------------------------------------
     @staticmethod
@@ -314,6 +318,11 @@ class Engine:
     def _set_ownbook(self, option, value):
         self.own_book = parse_bool(value)
 
+    def _set_uci_chess960(self, option, value):
+        self.chess960 = parse_bool(value)
+        if self.position is not None and self.chess960:
+            self.position.chess960 = True  # a standard-looking game now castles king-takes-rook
+
     def _set_bookfile(self, option, value):
         if not value or value == EMPTY:
             self.book = None
@@ -345,8 +354,9 @@ class Engine:
         """
         self.load()
         from wasp.board import Position
+        from wasp.fen import STARTING_FEN
 
-        position = Position() if fen is None else Position(fen)
+        position = Position(fen or STARTING_FEN, self.chess960)
         error = None
         for text in moves:
             try:
