@@ -81,6 +81,8 @@ OPTIONS = (
            "probe the tables only with this many pieces or fewer (0: never)"),
     Option("Syzygy50MoveRule", "check", True,
            meaning="a win the 50-move rule draws (cursed) counts as a draw"),
+    Option("UCI_Chess960", "check", False,
+           meaning="Chess960: castling written as the king taking its own rook"),
     *(Option(name, "check", True, meaning=f"search technique {name}") for name in TECHNIQUES),
     *(Option(p.name, "spin", p.default, p.lo, p.hi, p.meaning) for p in SEARCH_PARAMS),
 )
@@ -195,6 +197,7 @@ class Engine:
         self.overhead = OVERHEAD_DEFAULT
         self.ponder_allowed = False
         self.own_book = False
+        self.chess960 = False  # UCI_Chess960, or xboard's variant fischerandom
         self.book = None  # wasp.book.Book
         self.tablebases = None  # wasp.tablebase.Tablebases of SyzygyPath
         self.probe_limit = SYZYGY_LIMIT_DEFAULT
@@ -226,6 +229,7 @@ class Engine:
         wait_for_kernels()
         from wasp.board import Position
         from wasp.driver import Searcher
+        from wasp.fen import STARTING_FEN
 
         searcher = Searcher(self.hash_mb)
         searcher.multipv = self.multipv
@@ -236,7 +240,7 @@ class Engine:
             searcher.set_weights(self.W)
         self.searcher = searcher
         if self.position is None:
-            self.position = Position() if self.start_fen is None else Position(self.start_fen)
+            self.position = Position(self.start_fen or STARTING_FEN, self.chess960)
 
     # -- options -------------------------------------------------------------------------
     @staticmethod
@@ -343,6 +347,11 @@ class Engine:
     def _set_ownbook(self, option, value):
         self.own_book = parse_bool(value)
 
+    def _set_uci_chess960(self, option, value):
+        self.chess960 = parse_bool(value)
+        if self.position is not None and self.chess960:
+            self.position.chess960 = True  # a standard-looking game now castles king-takes-rook
+
     def _set_bookfile(self, option, value):
         if not value or value == EMPTY:
             self.book = None
@@ -406,8 +415,9 @@ class Engine:
         """
         self.load()
         from wasp.board import Position
+        from wasp.fen import STARTING_FEN
 
-        position = Position() if fen is None else Position(fen)
+        position = Position(fen or STARTING_FEN, self.chess960)
         error = None
         for text in moves:
             try:
