@@ -15,6 +15,8 @@ before ``uciok``). ``--ply P`` misbehaves instead when asked for the move of ply
 ``--stderr`` writes a line to stderr at every ``go`` and before a crash.
 ``--slowready S`` waits S seconds before its first ``readyok`` (an
 engine that compiles at start). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
+``--bench NPS`` prints a bench report (12345 nodes at NPS nodes/second) and exits.
+``--affinityfile F`` appends ``PID CORES`` (the CPUs it may run on) to F at every ``go``.
 """
 
 import argparse
@@ -70,7 +72,14 @@ def main() -> None:
     ap.add_argument("--envfile", default=None, help="append NUMBA_CACHE_DIR here at start")
     ap.add_argument("--ply", type=int, default=None, help="fail at this ply, not by --after")
     ap.add_argument("--stderr", action="store_true", help="write to stderr at each go")
+    ap.add_argument("--affinityfile", default=None, help="append the allowed CPUs at each go")
+    ap.add_argument("--bench", type=int, default=None, help="print a bench report, exit")
     args = ap.parse_args()
+    if args.bench is not None:
+        print("Total time (ms) : 10")
+        print("Nodes searched  : 12345")
+        print(f"Nodes/second    : {args.bench}")
+        return
     if args.envfile:
         with open(args.envfile, "a") as f:
             f.write(f"{os.environ.get('NUMBA_CACHE_DIR', '')}\n")
@@ -115,6 +124,10 @@ def main() -> None:
             played = list(moves)
         elif cmd == "go":
             gos += 1
+            if args.affinityfile:
+                cores = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+                with open(args.affinityfile, "a") as f:
+                    f.write(f"{os.getpid()} {cores}\n")
             ply = len(played) + 1
             if args.ply is not None:
                 failing = args.fail is not None and ply == args.ply
