@@ -99,15 +99,21 @@ def cache_dir() -> str:
     """numba's cache directory for this process.
 
     Numba notices edits to a kernel's own file but not to the callees and constants
-    it takes from other files, so unless NUMBA_CACHE_DIR is set, the cache lives in
-    a directory keyed by the kernel files (`_kernel_files`): an edit to any of them
-    means a fresh compile, never a stale kernel. Base: WASP_CACHE_DIR, else
+    it takes from other files, so the cache lives in a directory keyed by the kernel
+    files (`_kernel_files`): an edit to any of them means a fresh compile, never a
+    stale kernel (a stale one can crash the process). Base: NUMBA_CACHE_DIR if set
+    (the keyed folder goes inside it, or beside it when it is itself a keyed folder,
+    as in an engine started by a process that keyed it), else WASP_CACHE_DIR, else
     ~/.cache/wasp-py.
     """
     explicit = os.environ.get("NUMBA_CACHE_DIR")
+    name = f"numba-{_source_key()}"
     if explicit:
-        return explicit
-    return os.path.join(_cache_base(), f"numba-{_source_key()}")
+        explicit = os.path.normpath(explicit)
+        if _CACHE_NAME.fullmatch(os.path.basename(explicit)):
+            return os.path.join(os.path.dirname(explicit), name)
+        return os.path.join(explicit, name)
+    return os.path.join(_cache_base(), name)
 
 
 def _prune_caches(current: str, keep: int = _KEEP_CACHES) -> list:

@@ -122,8 +122,20 @@ def test_nothing_is_removed_when_numba_cache_dir_is_set(tmp_path):
     base = tmp_path / "cache"
     old = _fake_caches(base, 5)
     env = {**os.environ, "WASP_CACHE_DIR": str(base), "NUMBA_CACHE_DIR": str(tmp_path / "pinned")}
-    assert _import_wasp(env) == str(tmp_path / "pinned")
+    assert _import_wasp(env) == str(tmp_path / "pinned" / f"numba-{wasp._source_key()}")
     assert sorted(base.iterdir()) == old
+
+
+def test_a_set_numba_cache_dir_is_keyed_too_and_its_children_share_the_folder(tmp_path):
+    """NUMBA_CACHE_DIR is the base: the keyed folder goes inside it, so a pull that edits a
+    kernel's callee never meets the stale cache; an engine started with the keyed folder
+    (the parent exported it) keeps it, and one from other sources gets a sibling."""
+    key = f"numba-{wasp._source_key()}"
+    keyed = _import_wasp({**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "mine")})
+    assert keyed == str(tmp_path / "mine" / key)
+    assert _import_wasp({**os.environ, "NUMBA_CACHE_DIR": keyed}) == keyed
+    other = tmp_path / "mine" / "numba-0123456789abcdef"  # another checkout's key
+    assert _import_wasp({**os.environ, "NUMBA_CACHE_DIR": str(other)}) == keyed
 
 
 def test_pruning_marks_the_current_cache_used(tmp_path):
