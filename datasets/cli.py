@@ -10,6 +10,7 @@ DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn more.pgn -o sets/a            # sets/a/train.epd, valid.epd, summary
   wasp-tune data runs/x/games.pgn -o sets/b -max-per-game 20 -valid 0.2 -format bracket
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000 -concurrency 2
+  wasp-tune data dfrc -o dfrc.epd -n 1000 -seed 1         # an opening book of DFRC starts
   wasp-tune data selfplay -o sets/sf -games 100 -tc 5+0.05 \\
       -engine cmd=stockfish name=sf option.Hash=16
   wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/a
@@ -330,6 +331,10 @@ def main(argv=None) -> int:
     commands = {"data": cmd_data, "loop": cmd_loop}
     if argv[0] not in commands:
         return fail("wasp-tune", f"unknown subcommand {argv[0]!r}", EXIT_USAGE)
+    if argv[:2] == ["data", "dfrc"]:  # an opening book of DFRC / Chess960 start positions
+        from datasets.frc import main as frc_main
+
+        return frc_main(argv[2:])
     prog = "wasp-tune data selfplay" if argv[:2] == ["data", "selfplay"] else \
         f"wasp-tune {argv[0]}"
     try:

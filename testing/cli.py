@@ -46,6 +46,9 @@ Schedule:
                           (defaults: format from the file name, order sequential, all the
                           PGN moves, start 1; EPD lines starting with # are comments)
   -srand N                seed of the random opening order (default: a random seed)
+  -variant standard|fischerandom   fischerandom: Chess960 and DFRC books (X-FEN or
+                          Shredder-FEN castling), engines told UCI_Chess960 (xboard:
+                          variant fischerandom), castling as king-takes-rook (default standard)
   -event NAME -site NAME  PGN tags (default ?)
 
 Adjudication (default: none):
@@ -126,6 +129,7 @@ VALUE_FLAGS = {
     "-event",
     "-site",
     "-progress",
+    "-variant",
 }
 BOOL_FLAGS = {"-repeat", "-recover", "-ponder"}
 RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval"}
@@ -389,6 +393,8 @@ def build_config(raw: dict) -> MatchConfig:
         )
     if "srand" in raw:
         cfg.srand = _int("-srand", raw["srand"])
+    if "variant" in raw:  # issue 20: Chess960 / DFRC
+        cfg.variant = _variant(raw["variant"])
     if "draw" in raw:
         d = raw["draw"]
         _check_keys("-draw", d, {"movenumber", "movecount", "score"})
@@ -446,6 +452,16 @@ def build_config(raw: dict) -> MatchConfig:
     if "progress" in raw:
         cfg.progress = _bool("-progress", raw["progress"])
     return cfg
+
+
+def _variant(v) -> str:
+    from .variant import VARIANTS
+
+    name = str(v).strip().lower()
+    name = {"chess960": "fischerandom", "frc": "fischerandom"}.get(name, name)
+    if name not in VARIANTS:
+        raise UsageError(f"-variant: {v!r} (expected {' or '.join(VARIANTS)})")
+    return name
 
 
 def _dask_address(v) -> str:
@@ -600,10 +616,11 @@ def prepare_raw(raw: dict, spsa: bool = False):
     if cfg.openings is not None:
         from .openings import OpeningBook, OpeningSequence
         from .schedule import make_schedule
+        from .variant import VariantError
 
         o = cfg.openings
         try:
-            book = OpeningBook(o.file, o.format, o.plies)
+            book = OpeningBook(o.file, o.format, o.plies, chess960=cfg.chess960)
         except (ValueError, OSError) as e:
             raise InputError(f"-openings: {e}") from None
         try:
@@ -615,6 +632,8 @@ def prepare_raw(raw: dict, spsa: bool = False):
         try:
             for k in range(min(len(book), pairs)):
                 seq[k]
+        except VariantError as e:  # the book is fine, the command line lacks -variant
+            raise UsageError(f"-openings: {e}") from None
         except ValueError as e:
             raise InputError(f"-openings: {e}") from None
     return cfg, rundir, False

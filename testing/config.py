@@ -50,7 +50,12 @@ class MatchConfig:
     site: str = "?"
     dask: str | None = None
     progress: bool | None = None  # live progress line (default: when stderr is a tty)
+    variant: str = "standard"  # standard | fischerandom (Chess960 and DFRC books)
     extra: dict = field(default_factory=dict)
+
+    @property
+    def chess960(self) -> bool:
+        return self.variant == "fischerandom"
 
     def game_settings(self) -> GameSettings:
         return GameSettings(

@@ -33,7 +33,7 @@ def _engine_set(cfg: MatchConfig, key: str, env: dict) -> EngineSet:
 def play_pair_task(cfg_dict: dict, pair, opening, skip, env: dict) -> dict:
     """Dask task: play the games of ``pair`` not in ``skip``; returns the store rows."""
     cfg = MatchConfig.from_dict(cfg_dict)
-    key = json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover], sort_keys=True)
+    key = json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover, cfg.variant], sort_keys=True)
     es = _engine_set(cfg, key, env)
     rows = play_pair(cfg, pair, opening, es, skip=set(skip))
     try:

@@ -33,7 +33,7 @@ def game_pgn(
 ) -> str:
     """The game as PGN text (one game, ending in a blank line)."""
     op = rec.opening
-    board = chess.Board(op.fen) if op.fen else chess.Board()
+    board = chess.Board(op.fen or chess.STARTING_FEN, chess960=op.chess960)
     game = chess.pgn.Game()
     game.headers["Event"] = event
     game.headers["Site"] = site
@@ -42,7 +42,11 @@ def game_pgn(
     game.headers["White"] = rec.white
     game.headers["Black"] = rec.black
     game.headers["Result"] = rec.result
-    if op.fen:
+    if op.chess960:  # Chess960: always the tags, the FEN's castling field as the book wrote it
+        game.headers["Variant"] = "Chess960"
+        game.headers["SetUp"] = "1"
+        game.headers["FEN"] = op.fen or chess.STARTING_FEN
+    elif op.fen:
         game.setup(board)
     game.headers["PlyCount"] = str(len(op.moves) + rec.plies)
     game.headers["Termination"] = PGN_TERMINATION.get(rec.termination, "unterminated")
