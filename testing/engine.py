@@ -588,10 +588,8 @@ class XboardEngine(Engine):
         except EngineTimeout:
             pass
         if self.chess960 and "fischerandom" not in self.features.get("variants", "").split(","):
-            raise EngineUnsupported(
-                f"{self.name}: the engine does not list fischerandom in its variants feature "
-                f"({self.features.get('variants', 'none sent')!r}): it cannot play "
-                f"-variant fischerandom")
+            raise EngineUnsupported(f"{self.name}: the engine's variants feature does not "
+                                    f"list fischerandom: it cannot play -variant fischerandom")
         if self.chess960 and self.features.get("setboard") != "1":
             raise EngineUnsupported(f"{self.name}: the engine has no setboard feature: a "
                                     f"Chess960 position cannot be set up (edit mode has no "
