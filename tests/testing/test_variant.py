@@ -186,3 +186,36 @@ def test_stockfish_dfrc_match_under_wasp_match(stockfish, capsys, tmp_path):
         assert board.fen() == final == game.end().board().fen()
         assert [m.uci() for m in game.mainline_moves()] == moves.split()
     assert castled, "no castling in four DFRC games: the king-takes-rook path went untested"
+
+
+@pytest.mark.engines
+def test_cutechess_cli_plays_the_shipped_dfrc_book(stockfish, tmp_path):
+    """The shipped book works under cutechess-cli too (skipped where it is not installed:
+    Debian has no package; build it from its source)."""
+    import subprocess
+
+    from .conftest import find_engine
+
+    cutechess = find_engine("cutechess-cli")
+    if cutechess is None:
+        pytest.skip("cutechess-cli not installed")
+    pgn = tmp_path / "cc.pgn"
+    subprocess.run([cutechess, "-engine", f"cmd={stockfish}", "name=sf1", "-engine",
+                    f"cmd={stockfish}", "name=sf2", "-each", "proto=uci", "tc=inf",
+                    "nodes=3000", "option.Hash=16", "-variant", "fischerandom", "-openings",
+                    f"file={DFRC}", "format=epd", "order=random", "-srand", "3", "-rounds", "2",
+                    "-games", "2", "-repeat", "-pgnout", str(pgn)],
+                   check=True, capture_output=True, timeout=300)
+    with open(DFRC) as f:
+        book = {chess.Board(line, chess960=True).fen() for line in f}
+    n = 0
+    with open(pgn) as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            n += 1
+            board = game.board()
+            assert board.chess960 and board.fen() in book and not game.errors
+            assert game.headers.get("Termination") not in ("illegal move", "abandoned")
+    assert n == 4
+    # and the runner reads cutechess's [Variant "fischerandom"] games as a book
+    book960 = OpeningBook(str(pgn), chess960=True, plies=6)
+    assert all(len(book960.get(k).moves) == 6 for k in range(4))
