@@ -5,8 +5,9 @@ python-chess's `chess.Board.from_chess960_pos` computes it. A DFRC position give
 its own 960 arrangement: DFRC number ``960 * white + black``, the order of the DFRC book
 fishtest and OpenBench use (line 1: both sides 0; line 2: white 0, black 1).
 
-Note for the lead: when `wasp.chess960` (issue 20, part A) lands with the same numbering,
-`back_rank` can take its arrangement instead of python-chess's.
+Note for the lead: `wasp.chess960.back_rank` (issue 20, part A, branch issue20a) gives the
+same back rank as this one for all 960 numbers (checked against that branch); once it lands,
+`back_rank` here can call it instead of python-chess (tests/datasets/test_frc.py pins both).
 """
 
 from __future__ import annotations
