@@ -11,6 +11,9 @@ The recipe (`build`), step by step, for every game of every PGN file:
 3. Quiet: the tuner's quiescence search (`tuner.error.Scorer`, the same kernel the tuner uses)
    with the evaluation parameters `params` returns the static evaluation itself, as zurichess's
    quiet-labeled set was made.
+   With `tb` (Syzygy directories), the quiet positions the tables hold are labelled by them
+   (`tb_mode` relabel) or dropped where the game's result contradicts them (`tb_mode` drop);
+   see `datasets.tablebase`.
 4. De-duplicated by the engine's Zobrist key (the first occurrence is kept), then at most
    `max_per_game` positions per game (a seeded random choice).
 5. Split by game: a seeded fraction `valid` of the games goes to the validation set, so no game
@@ -57,6 +60,9 @@ class BuildConfig:
     seed: int = 1
     params: str = ""  # parameter file for the quiet test (default: the built-in values)
     threads: int = 2
+    tb: str = ""  # Syzygy directories (':'-separated): endgame labels from the tables
+    tb_pieces: int = 0  # probe positions of at most this many pieces (0: the largest table)
+    tb_mode: str = "relabel"  # relabel | drop (see datasets.tablebase)
 
 
 @dataclass
@@ -72,6 +78,7 @@ class DataSet:
     games: list = field(default_factory=list)  # one dict per game read (file, number, line, ...)
     bad: list = field(default_factory=list)  # "file:line: game N: reason" of skipped games
     counts: dict = field(default_factory=dict)  # positions dropped at each step
+    tablebase: dict = field(default_factory=dict)  # what the tables did (with BuildConfig.tb)
 
     def __len__(self):
         return len(self.results)
@@ -103,6 +110,8 @@ class DataSet:
                "phase_histogram": np.bincount(self.phases(), minlength=MAX_PHASE + 1).tolist(),
                "dropped": dict(self.counts),
                "bad_games": list(self.bad)}
+        if self.tablebase:
+            out["tablebase"] = dict(self.tablebase)
         return out
 
 
@@ -116,6 +125,9 @@ def summary_text(s: dict) -> str:
              f"{s['draws']} ({100 * s['draws'] / n:.1f}%), black wins {s['black_wins']} "
              f"({100 * s['black_wins'] / n:.1f}%)",
              "dropped: " + ", ".join(f"{k} {v}" for k, v in s["dropped"].items()),
+             *([f"tablebase ({s['tablebase']['mode']}): " + ", ".join(
+                 f"{k} {v}" for k, v in s["tablebase"].items() if k != "mode")]
+               if s.get("tablebase") else []),
              "phase (24 = all pieces, 0 = pawns and kings):"]
     h = s["phase_histogram"]
     bins = [(lo, min(lo + 2, MAX_PHASE)) for lo in range(0, MAX_PHASE + 1, 3)]
@@ -353,6 +365,22 @@ def build(paths, config=None, log=None) -> DataSet:
         counts["not_quiet"] = int(np.sum(~quiet))
         keep &= quiet
 
+    # 3b. endgames the tables hold: their label, or dropped where the game's contradicts it
+    tb_counts = {}
+    if config.tb and len(rows):
+        from datasets import tablebase
+
+        idx = np.nonzero(keep)[0]
+        results, kept = cols["results"][idx].astype(np.float64), np.ones(len(idx), dtype=bool)
+        tb_counts = tablebase.apply(results, kept, rows[idx], config.tb, config.tb_pieces,
+                                    config.tb_mode)
+        cols["results"][idx] = results
+        keep[idx[~kept]] = False
+        if config.tb_mode == "drop":
+            counts["tablebase"] = tb_counts["dropped"]
+        if log:
+            log("tablebase: " + ", ".join(f"{k} {v}" for k, v in tb_counts.items()))
+
     # 4. duplicates (first occurrence kept), then the cap per game
     counts["duplicate"] = 0
     if config.dedupe and len(rows):
@@ -384,7 +412,8 @@ def build(paths, config=None, log=None) -> DataSet:
                  game=cols["game"][sel].astype(np.int64), ply=cols["ply"][sel].astype(np.int64),
                  score=cols["score"][sel].astype(np.float64),
                  valid=np.isin(cols["game"][sel], valid_games), games=games,
-                 bad=[g["bad"] for g in games if g["bad"]], counts=counts)
+                 bad=[g["bad"] for g in games if g["bad"]], counts=counts,
+                 tablebase=tb_counts)
     return ds
 
 

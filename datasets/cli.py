@@ -9,6 +9,7 @@ from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn more.pgn -o sets/a            # sets/a/train.epd, valid.epd, summary
   wasp-tune data runs/x/games.pgn -o sets/b -max-per-game 20 -valid 0.2 -format bracket
+  wasp-tune data games.pgn -o sets/c -tb /syzygy/3-4-5:/syzygy/6 -tb-pieces 6
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000 -concurrency 2
   wasp-tune data dfrc -o dfrc.epd -n 1000 -seed 1         # an opening book of DFRC starts
   wasp-tune data selfplay -o sets/sf -games 100 -tc 5+0.05 \\
@@ -19,6 +20,8 @@ Positions: after -skip-plies plies and after the book moves, not in check, no ma
 the move's {score/depth time} comment, quiet (the tuner's quiescence search returns the static
 evaluation), de-duplicated by Zobrist key, at most -max-per-game per game; the validation set
 is a fraction of the games. Bad games are reported (file:line: game N: reason) and skipped.
+With -tb, the positions the Syzygy tables hold are labelled by their WDL (a cursed win is a
+draw), or with -tb-mode drop left out where the game's result says otherwise.
 
 exit codes: 0 ok, 1 a file that cannot be used (or no positions in it), 2 a bad command line
 """
@@ -78,6 +81,14 @@ def _build_flags(p):
                    help='c9: FEN c9 "1-0"; (default), bracket: FEN [1.0], parquet (pyarrow)')
     p.add_argument("-threads", "--threads", type=int, default=2,
                    help="worker threads (default 2)")
+    p.add_argument("-tb", "--tb", default="", metavar="PATHS",
+                   help="Syzygy tablebase directories (':'-separated): endgame positions are "
+                        "labelled by the tables instead of the game's result")
+    p.add_argument("-tb-pieces", "--tb-pieces", type=int, default=None, metavar="N",
+                   help="-tb: only positions of N pieces or fewer (default: the largest table)")
+    p.add_argument("-tb-mode", "--tb-mode", choices=["relabel", "drop"], default=None,
+                   help="-tb: relabel (the tables' result, the default) or drop the positions "
+                        "whose game result the tables contradict")
 
 
 def data_parser():
@@ -181,7 +192,26 @@ def _build_config(args):
     return BuildConfig(skip_plies=args.skip_plies, skip_book=not args.keep_book,
                        quiet=not args.no_quiet, dedupe=not args.no_dedupe,
                        max_per_game=args.max_per_game, valid=args.valid, seed=args.seed,
-                       params=args.params, threads=args.threads)
+                       params=args.params, threads=args.threads, tb=args.tb,
+                       tb_pieces=args.tb_pieces or 0, tb_mode=args.tb_mode or "relabel")
+
+
+def _check_tablebase(args):
+    """-tb's directories must hold tables (exit 1), its options need it (exit 2)."""
+    if not args.tb:
+        for flag, value in (("-tb-pieces", args.tb_pieces), ("-tb-mode", args.tb_mode)):
+            if value is not None:
+                raise CliError(f"{flag} needs -tb PATHS (the Syzygy tables)", EXIT_USAGE)
+        return
+    if args.tb_pieces is not None and args.tb_pieces < 0:
+        raise CliError("-tb-pieces: must be at least 0", EXIT_USAGE)
+    from testing.tablebase import open_tables
+
+    try:
+        tables, _ = open_tables(args.tb)
+    except ValueError as e:
+        raise CliError(f"-tb: {e}") from None
+    tables.close()
 
 
 def _build_and_write(paths, args):
@@ -193,6 +223,7 @@ def _build_and_write(paths, args):
         raise CliError(e) from None
     _check_files(paths, "PGN file")
     _check_params(args.params)
+    _check_tablebase(args)
     config = _build_config(args)
     ds = builder.build(paths, config, log=print)
     if len(ds) == 0:
@@ -269,6 +300,7 @@ def cmd_selfplay(argv):
     _check_openings(args.openings)
     _check_params(args.engine_params)
     _check_params(args.params)
+    _check_tablebase(args)
     others = [["-engine", *tokens] for tokens in args.engine]
     try:
         pgn = selfplay.selfplay(args.out, args.games, nodes=0 if args.tc else args.nodes,

@@ -17,6 +17,7 @@ import time
 from .config import MatchConfig, OpeningsConfig, SprtConfig
 from .engine import EngineConfig
 from .game import DrawAdjudication, ResignAdjudication
+from .schedule import POLICIES
 from .timecontrol import TimeControl
 
 USAGE = """\
@@ -43,8 +44,12 @@ Schedule:
   -repeat                 game pairs: each opening twice, colours swapped
   -concurrency N          games played at once (default 1)
   -openings file=F [format=epd|pgn] [order=random|sequential] [plies=N] [start=N]
+            [policy=default|encounter|round]
                           (defaults: format from the file name, order sequential, all the
-                          PGN moves, start 1; EPD lines starting with # are comments)
+                          PGN moves, start 1; EPD lines starting with # are comments);
+                          policy (cutechess's): default a new opening for each game pair
+                          (each game without -repeat), encounter a new one when the
+                          players change, round one opening per round
   -srand N                seed of the random opening order (default: a random seed)
   -variant standard|fischerandom   fischerandom: Chess960 and DFRC books (X-FEN or
                           Shredder-FEN castling), engines told UCI_Chess960 (xboard:
@@ -55,6 +60,12 @@ Adjudication (default: none):
   -draw movenumber=N movecount=N score=CP     (defaults 0, 1, 0)
   -resign movecount=N score=CP [twosided=true|false]   (defaults 1, 1000, false)
   -maxmoves N
+  -tb PATHS               Syzygy tablebase directories (':'-separated): a game reaching a
+                          position they hold (50-move counter at 0, no castling) ends with
+                          their result
+  -tbpieces N             only positions of N pieces or fewer (default: the largest table)
+  -tbignore50             a win the 50-move rule would draw (cursed) counts as a win
+  -tbadjudicate BOTH|WIN_LOSS|DRAW   which results the tables decide (default BOTH)
 
 Statistics:
   -sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]
@@ -66,7 +77,17 @@ Output and runs:
   -resume DIR             go on with the run stored in DIR
   -recover                restart engines that crash or stall and go on
   -ponder                 let engines ponder
+  -use-affinity [CORES]   pin each running game's engines to cores of their own (list as
+                          0,2,4-7; default every core): the cores are split into one set
+                          per concurrent game, handed out when a game starts, returned
+                          when it ends (local games only)
   -dask ADDRESS           play game pairs on a Dask distributed scheduler
+  -scale-tc nps=N [nodes=N] [engine=NAME|INDEX] [maxfactor=3] [bench=WORDS]
+                          with -dask, as fishtest: each worker runs the engine's own
+                          bench (`CMD ARGS bench`, default the first engine) and plays
+                          with its tc/st scaled by reference nps / worker nps; a worker
+                          slower than maxfactor, or whose bench node count differs from
+                          nodes=, is refused with the reason
   -progress on|off        live progress line (default: when stderr is a terminal)
 
 Example:
@@ -76,6 +97,13 @@ Example:
       -sprt elo0=0 elo1=5 -pgnout games.pgn -recover
   wasp-match -engine cmd=wasp name=wasp -engine cmd=fairymax proto=xboard \\
       -each tc=10+0.1 startup=60 -rounds 10 -repeat
+  wasp-match -compliance /usr/games/fairymax proto=xboard
+
+Checks:
+  -compliance CMD [proto=uci|xboard] [arg=ARG ...] [option.NAME=VALUE] [startup=S]
+                          check the engine's protocol handling step by step (fastchess's
+                          --compliance and more): each step PASS/FAIL with the offending
+                          line; exit status 0 when all pass, 1 otherwise
 
 Exit codes: 0 done, 1 a file that cannot be used (-config, -openings, -resume) or
 an engine that failed, 2 a bad flag or setting, 130 interrupted.
@@ -110,7 +138,7 @@ def _input_file(where: str, path: str) -> str:
     return path
 
 
-KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt"}
+KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt", "-scale-tc"}
 VALUE_FLAGS = {
     "-concurrency",
     "-rounds",
@@ -129,10 +157,14 @@ VALUE_FLAGS = {
     "-event",
     "-site",
     "-progress",
+    "-tb",
+    "-tbpieces",
+    "-tbadjudicate",
     "-variant",
 }
-BOOL_FLAGS = {"-repeat", "-recover", "-ponder"}
-RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval"}
+BOOL_FLAGS = {"-repeat", "-recover", "-ponder", "-tbignore50"}
+OPTIONAL_VALUE_FLAGS = {"-use-affinity"}  # a value when the next word is not a flag
+RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval", "use-affinity"}
 
 ENGINE_KEYS = {
     "cmd",
@@ -167,7 +199,7 @@ def parse_args(argv: list[str]) -> dict:
         if (
             flag.startswith("--")
             and flag[2:]
-            and "-" + flag[2:] in (KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS)
+            and "-" + flag[2:] in (KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS | OPTIONAL_VALUE_FLAGS)
         ):
             flag = flag[1:]  # accept --flag as well as -flag
         i += 1
@@ -196,6 +228,12 @@ def parse_args(argv: list[str]) -> dict:
                 # cutechess takes optional trailing words (min, fi): accept and ignore.
                 while i < n and argv[i] in ("min", "fi"):
                     i += 1
+            raw[flag[1:]] = value
+        elif flag in OPTIONAL_VALUE_FLAGS:
+            value = "true"
+            if i < n and not _is_flag(argv[i]):
+                value = argv[i]
+                i += 1
             raw[flag[1:]] = value
         elif flag in BOOL_FLAGS:
             raw[flag[1:]] = "true"
@@ -288,17 +326,7 @@ def _engine(i: int, d: dict, each: dict) -> EngineConfig:
     cmd = str(cmd)
     where = f"-engine #{i + 1} ({merged.get('name') or cmd})"
     wd = merged.get("dir")
-    if wd is not None and not os.path.isdir(wd):
-        raise UsageError(f"{where}: dir={wd!r} is not a directory")
-    exe = cmd
-    if wd and os.sep in cmd and not os.path.isabs(cmd):
-        exe = os.path.join(wd, cmd)
-    if os.sep in exe:
-        found = exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
-    else:  # Debian installs engines in /usr/games, often outside PATH
-        found = shutil.which(exe) or shutil.which(exe, path="/usr/games")
-    if found is None:
-        raise UsageError(f"{where}: engine command {cmd!r} not found or not executable")
+    found = _find_cmd(where, cmd, wd)
     proto = str(merged.get("proto", "uci"))
     if proto not in ("uci", "xboard"):
         raise UsageError(f"{where}: proto={proto!r} (expected uci or xboard)")
@@ -331,6 +359,48 @@ def _engine(i: int, d: dict, each: dict) -> EngineConfig:
         cfg.restart = _bool(f"{where}: restart", merged["restart"])
     if "startup" in merged:
         cfg.startup = _float(f"{where}: startup", merged["startup"], lo=0.1)
+    return cfg
+
+
+def _find_cmd(where: str, cmd: str, wd: str | None) -> str:
+    """The engine's executable (looked up in PATH, then /usr/games); UsageError if none."""
+    if wd is not None and not os.path.isdir(wd):
+        raise UsageError(f"{where}: dir={wd!r} is not a directory")
+    exe = cmd
+    if wd and os.sep in cmd and not os.path.isabs(cmd):
+        exe = os.path.join(wd, cmd)
+    if os.sep in exe:
+        found = exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
+    else:  # Debian installs engines in /usr/games, often outside PATH
+        found = shutil.which(exe) or shutil.which(exe, path="/usr/games")
+    if found is None:
+        raise UsageError(f"{where}: engine command {cmd!r} not found or not executable")
+    return found
+
+
+def compliance_config(argv: list[str]) -> EngineConfig:
+    """``-compliance CMD [KEY=VALUE ...]`` -> the engine to check (raises UsageError)."""
+    if argv and argv[0].startswith("cmd="):
+        argv = [argv[0][4:], *argv[1:]]
+    if not argv or not argv[0]:
+        raise UsageError("-compliance: the engine command is missing "
+                         "(-compliance CMD [proto=uci|xboard] [arg=...])")
+    cmd = argv[0]
+    d = _engine_items("-compliance", [_kv("-compliance", t) for t in argv[1:]])
+    allowed = {"proto", "arg", "args", "dir", "options", "startup", "name"}
+    bad = sorted(set(d) - allowed)
+    if bad:
+        raise UsageError(f"-compliance: key {bad[0]!r} does not apply (known: arg, dir, "
+                         f"name, option.NAME, proto, startup)")
+    found = _find_cmd("-compliance", cmd, d.get("dir"))
+    proto = str(d.get("proto", "uci"))
+    if proto not in ("uci", "xboard"):
+        raise UsageError(f"-compliance: proto={proto!r} (expected uci or xboard)")
+    cfg = EngineConfig(cmd=found if os.sep not in cmd else cmd, name=d.get("name") or cmd,
+                       proto=proto, dir=d.get("dir"), args=list(d.get("args", [])),
+                       options={k: _optval(v) for k, v in d.get("options", {}).items()})
+    if "startup" in d:
+        cfg.startup = _float("-compliance: startup", d["startup"], lo=0.1)
     return cfg
 
 
@@ -384,12 +454,17 @@ def build_config(raw: dict) -> MatchConfig:
         order = str(o.get("order", "sequential"))
         if order not in ("sequential", "random"):
             raise UsageError(f"-openings: order={order!r} (expected random or sequential)")
+        policy = str(o.get("policy", "default"))
+        if policy not in POLICIES:
+            raise UsageError(
+                f"-openings: policy={policy!r} (expected default, encounter or round)")
         cfg.openings = OpeningsConfig(
             file=os.path.abspath(str(o["file"])),
             format=fmt,
             order=order,
             plies=_int("-openings: plies", o["plies"], lo=0) if "plies" in o else None,
             start=_int("-openings: start", o.get("start", 1), lo=1),
+            policy=policy,
         )
     if "srand" in raw:
         cfg.srand = _int("-srand", raw["srand"])
@@ -413,6 +488,7 @@ def build_config(raw: dict) -> MatchConfig:
         )
     if "maxmoves" in raw:
         cfg.maxmoves = _int("-maxmoves", raw["maxmoves"], lo=1)
+    cfg.tb = _tablebase(raw)
     if "sprt" in raw:
         d = raw["sprt"]
         _check_keys("-sprt", d, {"elo0", "elo1", "alpha", "beta", "model"})
@@ -451,9 +527,110 @@ def build_config(raw: dict) -> MatchConfig:
         cfg.dask = _dask_address(raw["dask"])
     if "progress" in raw:
         cfg.progress = _bool("-progress", raw["progress"])
+    if "use-affinity" in raw:
+        cfg.affinity = _affinity(raw["use-affinity"])
+    _check_affinity(cfg)
+    if "scale-tc" in raw:
+        cfg.scale_tc = _scale_tc(raw["scale-tc"], engines)
+    _check_scale_tc(cfg)
     return cfg
 
 
+def _scale_tc(d: dict, engines: list[EngineConfig]) -> dict:
+    from dataclasses import asdict
+
+    from .speed import ScaleConfig
+
+    _check_keys("-scale-tc", d, {"nps", "nodes", "engine", "maxfactor", "bench"})
+    if "nps" not in d:
+        raise UsageError("-scale-tc: nps= (the reference machine's bench speed) is required")
+    s = ScaleConfig(nps=_int("-scale-tc: nps", d["nps"], lo=1))
+    if "nodes" in d:
+        s.nodes = _int("-scale-tc: nodes", d["nodes"], lo=1)
+    if "maxfactor" in d:
+        s.maxfactor = _float("-scale-tc: maxfactor", d["maxfactor"], lo=1.0)
+    if "bench" in d:
+        s.bench = str(d["bench"]).split()
+    if "engine" in d:
+        names = [e.name for e in engines]
+        v = str(d["engine"])
+        if v in names:
+            s.engine = names.index(v)
+        elif v.isdigit() and 1 <= int(v) <= len(engines):
+            s.engine = int(v) - 1
+        else:
+            raise UsageError(f"-scale-tc: engine={v!r} is not one of {', '.join(names)} "
+                             f"(or 1..{len(engines)})")
+    if not any(e.tc is not None or e.st is not None for e in engines):
+        raise UsageError("-scale-tc: no engine has a clock to scale (tc= or st=)")
+    return asdict(s)
+
+
+def _check_scale_tc(cfg: MatchConfig) -> None:
+    if cfg.scale_tc is not None and not cfg.dask:
+        raise UsageError("-scale-tc scales each Dask worker's clock by its speed: it needs "
+                         "-dask ADDRESS")
+
+
+def _affinity(v) -> list[int]:
+    """-use-affinity's value: true (every core this process may use) or a core list."""
+    from .affinity import available_cores, parse_cores
+
+    if isinstance(v, list):
+        v = ",".join(str(c) for c in v)
+    if str(v).lower() in ("true", "on", "yes", ""):
+        return available_cores()
+    try:
+        cores = parse_cores(str(v))
+    except ValueError as e:
+        raise UsageError(f"-use-affinity: {e}") from None
+    here = available_cores()
+    missing = [c for c in cores if c not in here]
+    if missing:
+        raise UsageError(f"-use-affinity: core {missing[0]} is not present (this machine "
+                         f"offers cores {','.join(map(str, here))})")
+    return cores
+
+
+def _check_affinity(cfg: MatchConfig) -> None:
+    if cfg.affinity is None:
+        return
+    if cfg.dask:
+        raise UsageError("-use-affinity pins local games: it cannot be combined with -dask")
+    from .affinity import slots
+
+    try:
+        slots(cfg.affinity, cfg.concurrency)
+    except ValueError as e:
+        raise UsageError(f"-use-affinity: {e} (-concurrency {cfg.concurrency})") from None
+
+
+def _tablebase(raw: dict):
+    """The -tb settings; the tables are looked for now (a path without any: exit 1)."""
+    from .tablebase import TablebaseAdjudication, open_tables, parse_mode
+
+    if "tb" not in raw:
+        for key in ("tbpieces", "tbignore50", "tbadjudicate"):
+            if key in raw:
+                raise UsageError(f"-{key} needs -tb PATHS (the Syzygy tables)")
+        return None
+    tb = TablebaseAdjudication(paths=str(raw["tb"]))
+    if "tbpieces" in raw:
+        tb.pieces = _int("-tbpieces", raw["tbpieces"], lo=0)
+    if "tbignore50" in raw:
+        tb.ignore50 = _bool("-tbignore50", raw["tbignore50"])
+    if "tbadjudicate" in raw:
+        try:
+            tb.adjudicate = parse_mode(raw["tbadjudicate"])
+        except ValueError as e:
+            raise UsageError(f"-tbadjudicate: {e}") from None
+    try:
+        tables, _ = open_tables(tb.paths)
+    except ValueError as e:
+        raise InputError(f"-tb: {e}") from None
+    tables.close()
+    tb.paths = os.pathsep.join(os.path.abspath(d) for d in tb.paths.split(os.pathsep) if d)
+    return tb
 def _variant(v) -> str:
     from .variant import VARIANTS
 
@@ -473,7 +650,8 @@ def _dask_address(v) -> str:
 
 # keys of a -config file: the flags' names (-config and -resume excepted)
 CONFIG_KEYS = (
-    {f[1:] for f in KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS} - {"engine", "config", "resume"}
+    {f[1:] for f in KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS | OPTIONAL_VALUE_FLAGS}
+    - {"engine", "config", "resume"}
 ) | {"engines"}
 
 
@@ -502,7 +680,7 @@ def load_config_file(path: str) -> dict:
     out["engines"] = [_json_engine(i, e) for i, e in enumerate(engines)]
     if "each" in data:
         out["each"] = _json_engine(-1, data["each"])
-    for key in ("openings", "draw", "resign", "sprt"):
+    for key in ("openings", "draw", "resign", "sprt", "scale-tc"):
         if key in out and not isinstance(out[key], dict):
             raise UsageError(f"-config: {key!r} must be an object")
     return out
@@ -601,6 +779,10 @@ def prepare_raw(raw: dict, spsa: bool = False):
             cfg.progress = _bool("-progress", raw["progress"])
         if "log" in raw:
             cfg.log = os.path.abspath(str(raw["log"]))
+        if "use-affinity" in raw:
+            cfg.affinity = _affinity(raw["use-affinity"])
+        _check_affinity(cfg)
+        _check_scale_tc(cfg)
         return cfg, rundir, True
     if "config" in raw:
         raw = _merge(load_config_file(str(raw["config"])), {k: v for k, v in raw.items()})
@@ -627,10 +809,10 @@ def prepare_raw(raw: dict, spsa: bool = False):
             seq = OpeningSequence(book, o.order, o.start, cfg.srand)
         except ValueError as e:
             raise UsageError(f"-openings: {e}") from None
-        pairs = len(make_schedule(len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games,
-                                  cfg.repeat))
+        used = 1 + max(p.opening_k for p in make_schedule(
+            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat, o.policy))
         try:
-            for k in range(min(len(book), pairs)):
+            for k in range(min(len(book), used)):
                 seq[k]
         except VariantError as e:  # the book is fine, the command line lacks -variant
             raise UsageError(f"-openings: {e}") from None
@@ -644,6 +826,15 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help", "-help"):
         print(USAGE)
         return 0
+    if argv[0] in ("-compliance", "--compliance"):
+        try:
+            ecfg = compliance_config(argv[1:])
+        except UsageError as e:
+            print(f"wasp-match: error: {e}", file=sys.stderr)
+            return e.code
+        from . import compliance
+
+        return compliance.main(ecfg, sys.stdout, sys.stderr)
     try:
         cfg, rundir, resume = prepare(argv)
     except UsageError as e:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 
 from .engine import EngineConfig
 from .game import DrawAdjudication, GameSettings, ResignAdjudication
+from .tablebase import TablebaseAdjudication
 
 
 @dataclass
@@ -15,6 +16,7 @@ class OpeningsConfig:
     order: str = "sequential"  # sequential | random
     plies: int | None = None
     start: int = 1
+    policy: str = "default"  # default | encounter | round (cutechess-cli's)
 
 
 @dataclass
@@ -39,6 +41,7 @@ class MatchConfig:
     draw: DrawAdjudication | None = None
     resign: ResignAdjudication | None = None
     maxmoves: int | None = None
+    tb: TablebaseAdjudication | None = None
     sprt: SprtConfig | None = None
     pgnout: str | None = None
     epdout: str | None = None
@@ -50,6 +53,8 @@ class MatchConfig:
     site: str = "?"
     dask: str | None = None
     progress: bool | None = None  # live progress line (default: when stderr is a tty)
+    affinity: list[int] | None = None  # -use-affinity: the cores split among the games
+    scale_tc: dict | None = None  # -scale-tc: a testing.speed.ScaleConfig's fields
     variant: str = "standard"  # standard | fischerandom (Chess960 and DFRC books)
     extra: dict = field(default_factory=dict)
 
@@ -59,12 +64,13 @@ class MatchConfig:
 
     def game_settings(self) -> GameSettings:
         return GameSettings(
-            draw=self.draw, resign=self.resign, maxmoves=self.maxmoves, ponder=self.ponder
+            draw=self.draw, resign=self.resign, maxmoves=self.maxmoves, ponder=self.ponder,
+            tb=self.tb,
         )
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "engines"}
-        for k in ("openings", "sprt", "draw", "resign"):
+        for k in ("openings", "sprt", "draw", "resign", "tb"):
             if d[k] is not None:
                 d[k] = asdict(d[k])
         d["engines"] = [e.to_dict() for e in self.engines]
@@ -79,6 +85,7 @@ class MatchConfig:
             ("sprt", SprtConfig),
             ("draw", DrawAdjudication),
             ("resign", ResignAdjudication),
+            ("tb", TablebaseAdjudication),
         ):
             if d.get(key) is not None:
                 d[key] = typ(**d[key])

@@ -1,6 +1,8 @@
 """Scale-out: game pairs played as tasks on a Dask distributed cluster.
 
-Each worker thread keeps its own engine processes between tasks. The client
+Each worker thread keeps its own engine processes between tasks. With ``-scale-tc``
+each worker first runs the engine's bench and plays with its clock scaled (or is
+refused), its pairs pinned to it. The client
 commits every returned game to the run store before counting it, exactly as
 local workers do; a pair lost with a worker is simply played again on resume.
 """
@@ -30,8 +32,15 @@ def _engine_set(cfg: MatchConfig, key: str, env: dict) -> EngineSet:
     return es
 
 
-def play_pair_task(cfg_dict: dict, pair, opening, skip, env: dict) -> dict:
-    """Dask task: play the games of ``pair`` not in ``skip``; returns the store rows."""
+def play_pair_task(cfg_dict: dict, pair, opening, skip, env: dict, factor: float = 1.0) -> dict:
+    """Dask task: play the games of ``pair`` not in ``skip``; returns the store rows.
+
+    ``factor`` (``-scale-tc``) scales the engines' clocks for this worker's speed."""
+    if factor != 1.0:
+        from .speed import scale_engine
+
+        cfg_dict = {**cfg_dict, "engines": [scale_engine(e, factor)
+                                            for e in cfg_dict["engines"]]}
     cfg = MatchConfig.from_dict(cfg_dict)
     key = json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover, cfg.variant], sort_keys=True)
     es = _engine_set(cfg, key, env)
@@ -45,6 +54,49 @@ def play_pair_task(cfg_dict: dict, pair, opening, skip, env: dict) -> dict:
     return {"rows": rows, "worker": where, "pid": os.getpid()}
 
 
+def bench_task(engine: dict, words: list[str], env: dict):
+    """Run on a worker (``Client.run``): the engine's bench there, or why it failed."""
+    from .engine import EngineConfig
+    from .speed import run_bench
+
+    try:
+        return run_bench(EngineConfig.from_dict(engine), words, env)
+    except RuntimeError as e:
+        return str(e)
+
+
+def measure_workers(runner, client, cfg_dict: dict, env: dict) -> dict[str, float]:
+    """-scale-tc: each worker's clock factor; refused workers are reported and left out."""
+    from .speed import ScaleConfig, judge
+
+    ref = ScaleConfig(**runner.cfg.scale_tc)
+    engine = cfg_dict["engines"][ref.engine]
+    results = client.run(bench_task, engine, ref.bench, env)
+    factors: dict[str, float] = {}
+    report = {}
+    for addr in sorted(results):
+        res = results[addr]
+        if isinstance(res, str):
+            reason, entry = res, {"refused": res}
+        else:
+            nodes, nps = res
+            factor, reason = judge(nodes, nps, ref)
+            entry = {"nodes": nodes, "nps": nps, "factor": factor}
+            if reason is None:
+                factors[addr] = factor
+            else:
+                entry["refused"] = reason
+        report[addr] = entry
+        if "refused" in entry:
+            print(f"Worker {addr}: refused: {entry['refused']}", file=runner.out)
+        else:
+            print(f"Worker {addr}: bench {entry['nodes']} nodes, {entry['nps']} nps, "
+                  f"time control x {entry['factor']:.2f}", file=runner.out)
+    runner.scale_report = report
+    runner.out.flush()
+    return factors
+
+
 def run_pairs(runner) -> None:
     """Play ``runner.pending`` on the scheduler at ``runner.cfg.dask``."""
     from distributed import Client, as_completed
@@ -56,18 +108,28 @@ def run_pairs(runner) -> None:
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     client = Client(cfg.dask, timeout="20s")
     try:
-        threads = sum(client.nthreads().values()) or 1
-        slots = max(cfg.concurrency, threads) if cfg.concurrency > 1 else threads
+        nthreads = client.nthreads()
+        factors = None
+        if cfg.scale_tc is not None:
+            factors = measure_workers(runner, client, cfg_dict, env)
+            if not factors:
+                runner._fail("-scale-tc: every worker was refused (see above)")
+                return
         pending = iter(runner.pending)
         ac = as_completed()
-        inflight = 0
+        placed: dict[str, str | None] = {}  # task key -> the worker it is pinned to
 
-        def submit() -> bool:
+        def submit(worker: str | None) -> bool:
             if runner.stop.is_set():
                 return False
             pair = next(pending, None)
             if pair is None:
                 return False
+            extra = {}
+            factor = 1.0
+            if worker is not None:  # -scale-tc: the pair stays on the worker it was sized for
+                extra = {"workers": [worker], "allow_other_workers": False}
+                factor = factors[worker]
             fut = client.submit(
                 play_pair_task,
                 cfg_dict,
@@ -75,27 +137,35 @@ def run_pairs(runner) -> None:
                 runner.openings[pair.opening_k],
                 sorted(runner.done.get(pair.pair_id, ())),
                 env,
+                factor,
                 pure=False,
                 key=f"wasp-pair-{pair.pair_id}-{os.getpid()}-{id(runner)}",
+                **extra,
             )
+            placed[fut.key] = worker
             ac.add(fut)
             return True
 
-        for _ in range(slots):
-            if submit():
-                inflight += 1
+        if factors is None:
+            threads = sum(nthreads.values()) or 1
+            slots = max(cfg.concurrency, threads) if cfg.concurrency > 1 else threads
+            for _ in range(slots):
+                submit(None)
+        else:
+            for addr in factors:
+                for _ in range(nthreads.get(addr, 1)):
+                    submit(addr)
         runner.workers_seen = set()
         for fut in ac:
-            inflight -= 1
             try:
                 res = fut.result()
             except Exception:
+                placed.pop(fut.key, None)
                 runner._fail("dask task failed:\n" + traceback.format_exc())
                 continue
             runner.workers_seen.add(res["worker"])
             for row in res["rows"]:
                 runner.commit(row)
-            if submit():
-                inflight += 1
+            submit(placed.pop(fut.key, None))
     finally:
         client.close()

@@ -9,6 +9,8 @@ import chess
 
 from .engine import UNLIMITED_MOVE_TIMEOUT, Engine, EngineCrashed, EngineError, Limits
 from .openings import Opening
+from .tablebase import TablebaseAdjudication
+from .tablebase import adjudicate as tablebase_result
 from .timecontrol import Clock
 
 MATE_SCORE = 32000
@@ -23,6 +25,7 @@ PGN_TERMINATION = {
     "resign": "normal",
     "adjudication": "adjudication",
     "max-moves": "adjudication",
+    "tablebase": "adjudication",
     "timeout": "time forfeit",
     "illegal-move": "rules infraction",
     "crash": "abandoned",
@@ -50,6 +53,7 @@ class GameSettings:
     resign: ResignAdjudication | None = None
     maxmoves: int | None = None
     ponder: bool = False
+    tb: TablebaseAdjudication | None = None
 
 
 @dataclass
@@ -157,6 +161,8 @@ def play_game(
     result = None
     while result is None:
         result = _rules(board, reps)
+        if result is None and settings.tb is not None:
+            result = tablebase_result(board, settings.tb)
         if result is not None:
             break
         if settings.maxmoves and rec.plies >= 2 * settings.maxmoves:

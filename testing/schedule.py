@@ -4,6 +4,10 @@ A *pair* is the unit of work: the games of one encounter that share an opening
 (two games with colours swapped under ``-repeat``, otherwise one game). Pair ids
 are positions in a schedule that depends only on the run's settings, so a
 resumed run plays the same pairs with the same openings.
+
+Which opening a pair gets follows cutechess-cli's ``policy=``: ``default`` a new
+opening for every pair (each opening is played ``-repeat`` times), ``encounter``
+a new one only when the pair of players changes, ``round`` one per round.
 """
 
 from __future__ import annotations
@@ -41,16 +45,29 @@ def encounters(n_engines: int, tournament: str) -> list[tuple[int, int]]:
     raise ValueError(f"unknown tournament type {tournament!r} (gauntlet or roundrobin)")
 
 
+POLICIES = ("default", "encounter", "round")
+
+
 def make_schedule(
-    n_engines: int, tournament: str, rounds: int, games: int, repeat: bool
+    n_engines: int, tournament: str, rounds: int, games: int, repeat: bool,
+    policy: str = "default",
 ) -> list[PairSpec]:
     """All pairs of the run, in the order they are started."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown openings policy {policy!r} (default, encounter or round)")
     pairs: list[PairSpec] = []
     unit = 2 if repeat else 1
     number = 0
     enc = encounters(n_engines, tournament)
+    opening_k = -1
+    previous = None  # the encounter of the previous block of games
     for r in range(rounds):
         for e1, e2 in enc:
+            if policy == "encounter" and (e1, e2) != previous:
+                opening_k += 1  # as cutechess: a match of two engines keeps one opening
+            elif policy == "round" and previous is None:
+                opening_k += 1
+            previous = (e1, e2)
             for start in range(0, games, unit):
                 pid = len(pairs)
                 specs = []
@@ -60,5 +77,8 @@ def make_schedule(
                     w, b = (e1, e2) if first_white else (e2, e1)
                     number += 1
                     specs.append(GameSpec(pid, g, number, r, w, b, e1, e2))
-                pairs.append(PairSpec(pid, r, e1, e2, pid, tuple(specs)))
+                k = pid if policy == "default" else opening_k
+                pairs.append(PairSpec(pid, r, e1, e2, k, tuple(specs)))
+        if policy == "round":
+            previous = None
     return pairs

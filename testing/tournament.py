@@ -18,6 +18,7 @@ from .engine import Logger
 from .openings import OpeningBook, OpeningSequence
 from .schedule import PairSpec, make_schedule
 from .store import RunStore
+from .tablebase import TERMINATION as TB_TERMINATION
 from .tally import Encounter, rating_table, score_table
 from .worker import EngineSet, EngineStartError, play_one
 
@@ -88,6 +89,7 @@ class Runner:
         self.session_games = 0
         self.session_time_losses = 0
         self.total_time_losses = 0
+        self.tb_adjudications = 0  # games the Syzygy tables decided (-tb), resumed ones too
         self.worker_cpu: dict[int, float] = {}  # CPU of each worker process
         self._progress_on = cfg.progress if cfg.progress is not None else self.err.isatty()
         self._progress_len = 0
@@ -114,7 +116,8 @@ class Runner:
             chess960=cfg.chess960,
         )
         self.schedule = make_schedule(
-            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat
+            len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat,
+            cfg.openings.policy if cfg.openings else "default",
         )
         self.pairs_by_id = {p.pair_id: p for p in self.schedule}
         self.total_games = sum(len(p.games) for p in self.schedule)
@@ -123,7 +126,7 @@ class Runner:
         self.logger = Logger(cfg.log) if cfg.log else None
         self.decision = self.store.get_meta("sprt_decision")
         stored = self.store.games(
-            ["pair_id", "game_in_pair", "engine1", "white", "result", "time_loss"]
+            ["pair_id", "game_in_pair", "engine1", "white", "result", "time_loss", "termination"]
         )
         for row in stored:
             self._count(row)
@@ -169,6 +172,8 @@ class Runner:
         score = s if row["white"] == row["engine1"] else 1.0 - s
         completed = enc.add(row["pair_id"], score, len(pair.games))
         self.games_done += 1
+        if row.get("termination") == TB_TERMINATION:
+            self.tb_adjudications += 1
         return enc, completed
 
     def commit(self, row: dict) -> None:
@@ -258,6 +263,9 @@ class Runner:
             if self.cfg.tournament == "roundrobin":
                 lines.append("")
                 lines.append(score_table(self.names, self.encounters))
+        if self.cfg.tb is not None:
+            lines.append(f"Tablebase adjudications: {self.tb_adjudications} of "
+                         f"{self.games_done} games")
         lines.append("-" * 60)
         return "\n".join(lines)
 
@@ -325,31 +333,45 @@ class Runner:
         self._workers = workers
         _preload_statistics()
         busy = {}
+        free = None  # -use-affinity: core sets not in use by a running game
+        if self.cfg.affinity:
+            from .affinity import slots
+
+            free = slots(self.cfg.affinity, n)
+
+        def send(conn, item) -> None:
+            if free is not None:
+                item = (*item, free.pop(0))
+            conn.send(item)
+            busy[conn] = item
+
         try:
             for _, conn in workers:
                 item = self._next_game()
                 if item is None:
                     break
-                conn.send(item)
-                busy[conn] = item
+                send(conn, item)
             while busy:
                 for conn in wait(list(busy)):
                     try:
                         kind, payload, cpu = conn.recv()
                     except (EOFError, OSError):
-                        del busy[conn]
+                        done = busy.pop(conn)
+                        if free is not None:
+                            free.append(done[-1])
                         self._fail("a worker process died")
                         continue
                     self.worker_cpu[id(conn)] = cpu
-                    del busy[conn]
+                    done = busy.pop(conn)
+                    if free is not None:
+                        free.append(done[-1])  # the game's cores go back to the pool
                     if kind == "row":
                         self.commit(payload)
                     else:
                         self._fail(payload)
                     item = self._next_game()
                     if item is not None:
-                        conn.send(item)
-                        busy[conn] = item
+                        send(conn, item)
         finally:
             for proc, conn in workers:
                 if conn in busy:  # interrupted mid-game: the game is dropped, engines closed
@@ -378,7 +400,21 @@ class Runner:
         self.stop.set()
 
     def run(self) -> int:
-        """Play the run; the exit status (0 ok, 1 engine failure, 130 interrupted)."""
+        """Play the run holding its lock; the exit status (0 ok, 1 engine failure or a run
+        another process holds, 130 interrupted)."""
+        from .runlock import RunBusy, RunLock
+
+        try:
+            lock = RunLock(self.rundir).acquire()
+        except RunBusy as e:
+            print(f"Error: {e}", file=self.err)
+            return 1
+        try:
+            return self._run()
+        finally:
+            lock.release()
+
+    def _run(self) -> int:
         t_wall = time.monotonic()
         cpu0 = _cpu()
         self._prepare()
@@ -449,10 +485,13 @@ class Runner:
             "latency_mean_ms": sum(lat) / len(lat) * 1e3 if lat else None,
             "time_losses_this_session": self.session_time_losses,
             "time_losses_total": self.total_time_losses,
+            "tb_adjudications": self.tb_adjudications,
             # CPU the hypervisor took from this machine while the games ran (local runs)
             "cpu_steal_pct": getattr(self, "steal_pct", None),
             "sprt_decision": self.decision,
             "distributed": bool(self.cfg.dask),
+            # -scale-tc: each worker's bench, clock factor or the reason it was refused
+            "scale_tc": getattr(self, "scale_report", None),
         }
 
     @staticmethod
@@ -533,7 +572,9 @@ def _serve(conn, cfg: MatchConfig) -> None:
             if item is None:
                 conn.send(("bye", None, _cpu()))
                 break
-            pair, spec, opening = item
+            pair, spec, opening = item[:3]
+            if len(item) > 3:  # -use-affinity: this game's cores
+                engines.pin(item[3])
             try:
                 row = play_one(cfg, spec, opening, engines)
                 conn.send(("row", row, _cpu()))

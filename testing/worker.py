@@ -5,6 +5,8 @@ Used both by local worker threads and by Dask tasks (see ``testing.distributed``
 
 from __future__ import annotations
 
+import os
+
 from .config import MatchConfig
 from .engine import Engine, EngineError, Logger, make_engine
 from .game import play_game
@@ -25,6 +27,19 @@ class EngineSet:
         self.logger = logger
         self.env = env or {}
         self.engines: dict[int, Engine] = {}
+        self.cores: list[int] | None = None  # -use-affinity: the current game's cores
+
+    def pin(self, cores: list[int]) -> None:
+        """Run this worker and its engines (running or started later) on ``cores``."""
+        from .affinity import pin
+
+        if cores == self.cores:
+            return
+        self.cores = list(cores)
+        os.sched_setaffinity(0, self.cores)  # engines started from now on inherit it
+        for e in self.engines.values():
+            if e.p is not None:
+                pin(e.p.proc.pid, self.cores)
 
     def get(self, idx: int) -> Engine:
         ecfg = self.cfg.engines[idx]

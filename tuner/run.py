@@ -211,6 +211,20 @@ class Run:
 
     def tune(self, progress=True, log=print):
         """Run passes until no parameter moves, max_passes or `patience` passes without a lower
+        validation E, holding the run's lock; returns the parameters of params.txt."""
+        from testing.runlock import RunBusy, RunLock
+
+        try:
+            lock = RunLock(self.dir).acquire()
+        except RunBusy as e:
+            raise ValueError(str(e)) from None
+        try:
+            return self._tune(progress, log)
+        finally:
+            lock.release()
+
+    def _tune(self, progress=True, log=print):
+        """Run passes until no parameter moves, max_passes or `patience` passes without a lower
         validation E; returns the parameters of params.txt (see the module docstring)."""
         from tqdm import tqdm
 

@@ -278,6 +278,20 @@ class SpsaRun:
 
     # -- the loop -------------------------------------------------------------------------
     def run(self, progress: bool | None = None) -> list[float]:
+        """Play the iterations not yet stored, holding the run's lock; theta at the end.
+        Raises SpsaError (also when another process holds the run)."""
+        from testing.runlock import RunBusy, RunLock
+
+        try:
+            lock = RunLock(self.rundir).acquire()
+        except RunBusy as e:
+            raise SpsaError(str(e)) from None
+        try:
+            return self._run(progress)
+        finally:
+            lock.release()
+
+    def _run(self, progress: bool | None = None) -> list[float]:
         """Play the iterations not yet stored; theta at the end. Raises SpsaError.
 
         Iteration k is planned from theta after iteration k - in_flight (so that many

@@ -16,6 +16,7 @@ from wasp.position import (
     unmake_move,
 )
 from wasp.types import (
+    CASTLING_ROOK,
     EMPTY,
     FLAG_CASTLE,
     FLAG_EP,
@@ -32,6 +33,7 @@ from wasp.types import (
     MOVE_TO_SHIFT,
     N_UNDO,
     PIECE_CHARS,
+    ST_CHESS960,
     ST_FULLMOVE,
     ST_HALFMOVE,
     ST_PLY,
@@ -45,14 +47,24 @@ from wasp.types import (
 PROMO_CHARS = " nbrq"
 
 
-def move_to_uci(m: int) -> str:
-    """UCI text of an encoded move (castling as the king's two-square step)."""
+def move_to_uci(m: int, S=None) -> str:
+    """UCI text of an encoded move: castling as the king's two-square step, or as the king
+    taking its own rook when `S` (the game's State, any ply) is a Chess960 game."""
     m = int(m)
     if m == 0:
         return "0000"
+    if m & FLAG_CASTLE and S is not None and S.st[ST_CHESS960]:
+        return king_takes_rook(m, S)
     text = square_name(m & MOVE_FROM_MASK) + square_name((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)
     promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
     return text + PROMO_CHARS[promo] if promo else text
+
+
+def king_takes_rook(m: int, S) -> str:
+    """Castling move `m` as UCI text in Chess960's form, the king taking its own rook."""
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    right = 2 * (to >> 5) + (0 if to & 7 == 6 else 1)  # to >> 5: 0 on rank 1, 1 on rank 8
+    return square_name(m & MOVE_FROM_MASK) + square_name(int(S.st[CASTLING_ROOK + right]))
 
 
 class IllegalMoveError(ValueError):
@@ -68,14 +80,25 @@ class Position:
     'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'
     """
 
-    def __init__(self, fen: str = STARTING_FEN):
+    def __init__(self, fen: str = STARTING_FEN, chess960: bool = False):
         self.T = tables()
-        self.S = parse_fen(fen, self.T)
+        self.S = parse_fen(fen, self.T, chess960)
         self._moves = np.zeros(MAX_MOVES, dtype=np.int32)
 
     @classmethod
-    def from_fen(cls, fen: str) -> "Position":
-        return cls(fen)
+    def from_fen(cls, fen: str, chess960: bool = False) -> "Position":
+        return cls(fen, chess960)
+
+    @property
+    def chess960(self) -> bool:
+        """True when castling is written king-takes-rook: asked for, or the start position
+        can only be Chess960 (its castling field names a file, or king or rook stands off
+        standard chess's squares)."""
+        return bool(self.S.st[ST_CHESS960])
+
+    @chess960.setter
+    def chess960(self, on: bool) -> None:
+        self.S.st[ST_CHESS960] = int(bool(on))
 
     def copy(self) -> "Position":
         other = object.__new__(Position)
@@ -85,14 +108,18 @@ class Position:
         return other
 
     # -- text ---------------------------------------------------------------
-    def fen(self) -> str:
-        return to_fen(self.S, self.T)
+    def fen(self, shredder: bool = False) -> str:
+        """FEN with an X-FEN castling field (standard "KQkq" in standard chess), or
+        Shredder-FEN's rook files with `shredder`."""
+        return to_fen(self.S, self.T, shredder=shredder)
 
     def epd(self) -> str:
         """The first four FEN fields, as EPD records start."""
         return to_fen(self.S, self.T, epd=True)
 
     def __repr__(self) -> str:
+        if self.chess960:
+            return f"Position({self.fen()!r}, chess960=True)"
         return f"Position({self.fen()!r})"
 
     def __str__(self) -> str:
@@ -135,14 +162,28 @@ class Position:
 
     def legal_moves(self) -> list[str]:
         """Legal moves as UCI strings."""
-        return [move_to_uci(m) for m in self.legal_move_codes()]
+        return [self.uci(m) for m in self.legal_move_codes()]
+
+    def uci(self, move: int) -> str:
+        """UCI text of an encoded move in this game's castling convention."""
+        return move_to_uci(move, self.S)
 
     def parse_uci(self, text: str) -> int:
-        """The encoded legal move for UCI text; IllegalMoveError says why not."""
+        """The encoded legal move for UCI text; IllegalMoveError says why not.
+
+        Castling is read in either form, the king taking its own rook (Chess960's) or the
+        king's two-square step (standard chess's), when that is no other legal move."""
         if not isinstance(text, str) or len(text) not in (4, 5):
             raise IllegalMoveError(f"not a UCI move: {text!r}")
-        for m in self.legal_move_codes():
-            if move_to_uci(m) == text:
+        codes = self.legal_move_codes()
+        castles = []
+        for m in codes:
+            if m & FLAG_CASTLE:
+                castles.append(m)
+            elif move_to_uci(m) == text:
+                return m
+        for m in castles:
+            if text in (king_takes_rook(m, self.S), move_to_uci(m)):
                 return m
         raise IllegalMoveError(f"illegal move {text!r} in {self.fen()}")
 
@@ -162,11 +203,11 @@ class Position:
             raise IndexError("pop from a position with no moves")
         m = int(self.S.st[UNDO + (ply - 1) * N_UNDO + UNDO_MOVE])
         unmake_move(self.T, self.S)
-        return move_to_uci(m)
+        return self.uci(m)
 
     def move_stack(self) -> list[str]:
         ply = int(self.S.st[ST_PLY])
-        return [move_to_uci(int(m)) for m in self.S.st[UNDO + UNDO_MOVE:UNDO + ply * N_UNDO:N_UNDO]]
+        return [self.uci(int(m)) for m in self.S.st[UNDO + UNDO_MOVE:UNDO + ply * N_UNDO:N_UNDO]]
 
     def _compact_history(self) -> None:
         """Forget all but the last HISTORY_KEEP plies (older ones cannot repeat)."""
@@ -219,6 +260,8 @@ class Position:
     def is_capture(self, text: str) -> bool:
         m = self.parse_uci(text)
         to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+        if m & FLAG_CASTLE:
+            return False
         return bool(m & FLAG_EP) or int(self.S.st[MAILBOX + to]) != EMPTY
 
     def is_castling(self, text: str) -> bool:

@@ -8,21 +8,30 @@ import random
 
 import numpy as np
 
-from wasp.board import Position, move_to_uci
-from wasp.types import FLAG_CASTLE, MOVE_FROM_MASK, MOVE_PROMO_MASK, MOVE_PROMO_SHIFT, MOVE_TO_SHIFT
+from wasp.board import Position
+from wasp.types import (
+    CASTLING_ROOK,
+    FLAG_CASTLE,
+    MOVE_FROM_MASK,
+    MOVE_PROMO_MASK,
+    MOVE_PROMO_SHIFT,
+    MOVE_TO_SHIFT,
+)
 
 ENTRY = np.dtype([("key", ">u8"), ("move", ">u2"), ("weight", ">u2"), ("learn", ">u4")])
 
-# Polyglot writes castling as the king taking its own rook.
-_CASTLE_TO_POLYGLOT = {(4, 6): 7, (4, 2): 0, (60, 62): 63, (60, 58): 56}
-
-
-def encode_move(code: int) -> int:
-    """Polyglot's 16-bit move for one of our move codes."""
+def encode_move(code: int, S=None) -> int:
+    """Polyglot's 16-bit move for one of our move codes. Polyglot writes castling as the king
+    taking its own rook: its square comes from the game's State `S` (standard chess's
+    corners when None)."""
     frm = code & MOVE_FROM_MASK
     to = (code >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
     if code & FLAG_CASTLE:
-        to = _CASTLE_TO_POLYGLOT[(frm, to)]
+        kingside = (to & 7) == 6
+        if S is None:
+            to = (to & 56) | (7 if kingside else 0)
+        else:
+            to = int(S.st[CASTLING_ROOK + 2 * (to >> 5) + (0 if kingside else 1)])
     promo = (code >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK  # knight 1 .. queen 4, as Polyglot
     return (to & 7) | ((to >> 3) << 3) | ((frm & 7) << 6) | ((frm >> 3) << 9) | (promo << 12)
 
@@ -52,12 +61,12 @@ class Book:
         hi = int(np.searchsorted(self._keys, key, side="right"))
         if lo == hi:
             return []
-        legal = {encode_move(m): m for m in position.legal_move_codes()}
+        legal = {encode_move(m, position.S): m for m in position.legal_move_codes()}
         found = []
         for entry in self.entries[lo:hi]:
             code = legal.get(int(entry["move"]))
             if code is not None:  # a key collision or a corrupt entry is skipped
-                found.append((move_to_uci(code), int(entry["weight"])))
+                found.append((position.uci(code), int(entry["weight"])))
         found.sort(key=lambda mw: -mw[1])
         return found
 
@@ -93,7 +102,8 @@ def build(pgn_paths, plies: int, out_path, min_count: int = 1, progress: bool = 
                 result = game.headers.get("Result", "*")
                 played = []  # (key, move, score): counted once the whole game has parsed
                 try:
-                    position = Position(game.board().fen())
+                    board = game.board()
+                    position = Position(board.fen(), board.chess960)
                     for ply, move in enumerate(game.mainline_moves()):
                         if ply >= plies:
                             break
@@ -105,7 +115,7 @@ def build(pgn_paths, plies: int, out_path, min_count: int = 1, progress: bool = 
                             score = 2 if (result == "1-0") == white else 0
                         else:
                             score = 1
-                        played.append((position.key, encode_move(code), score))
+                        played.append((position.key, encode_move(code, position.S), score))
                         position.push(code)
                 except ValueError:
                     bad += 1

@@ -133,12 +133,19 @@ def _parser():
     pp.add_argument("--pgn", help="where to save the game (default wasp-game-<time>.pgn)")
     _engine_options(pp)
 
-    pg = _sub(sub, "gui", "serve a board in the browser (play and watch the engine)",
-              "Serve a board in the browser: play the engine or watch it play itself.",
-              _example("wasp gui --port 8000   # then open http://127.0.0.1:8000/"))
+    pg = _sub(sub, "gui", "serve a board in the browser (play and watch the engine; "
+                          "watch runs live with --runs)",
+              "Serve a board in the browser: play the engine or watch it play itself. With "
+              "--runs DIR, also a live dashboard of the match, SPSA and tuning runs under DIR "
+              "at /runs (read-only).",
+              _example("wasp gui --port 8000   # then open http://127.0.0.1:8000/",
+                       "wasp gui --runs runs   # then open http://127.0.0.1:8000/runs"))
     pg.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     pg.add_argument("--host", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1: this machine only)")
+                    help="address to listen on (default 127.0.0.1: this machine only; "
+                         "0.0.0.0 lets the machines of your network in)")
+    pg.add_argument("--runs", metavar="DIR",
+                    help="serve a live dashboard of the run directories under DIR at /runs")
     _engine_options(pg)
 
     _sub(sub, "warmup", "compile every kernel into the numba cache "
@@ -340,7 +347,8 @@ def main(argv=None):
 
         problem = _engine_file_problem(args.engine_settings)
         return fail("wasp gui", problem) if problem else serve(
-            host=args.host, port=args.port, engine_settings=args.engine_settings)
+            host=args.host, port=args.port, engine_settings=args.engine_settings,
+            runs_dir=args.runs)
     if args.command == "play":
         return _play(args)
     if args.command == "warmup":

@@ -100,6 +100,7 @@ class Line:
     time_ms: int
     pv: list[str]
     hashfull: int = 0
+    tbhits: int = 0  # tablebase probes (made at the root, by wasp.engine)
 
 
 @dataclass
@@ -143,6 +144,7 @@ class Searcher:
         self.search_start: float | None = None
         self.on_currmove = None  # called as (depth, move, number) about once a second
         self._depth = 0
+        self._S = None
 
     # -- options -----------------------------------------------------------------------
     def set_hash(self, mb: int) -> None:
@@ -204,13 +206,15 @@ class Searcher:
                 last_currmove = now
                 m = int(self.SD[SD_CURRMOVE])
                 if m and self._depth > 0:
-                    self.on_currmove(self._depth, move_to_uci(m), int(self.SD[SD_CURRMOVENUM]))
+                    self.on_currmove(self._depth, move_to_uci(m, self._S),
+                                     int(self.SD[SD_CURRMOVENUM]))
 
     def search(self, position, limits: Limits | None = None, on_info=None) -> Result:
         """Iterative deepening on a copy of `position` (a wasp.board.Position)."""
         limits = limits or Limits()
         SD = self.SD
         S = copy_state(position.S)
+        self._S = S  # for move text: Chess960 castling reads the game's rook squares
         start = time.monotonic()
         self.search_start = start
         SD[SD_STOP] = 0
@@ -263,7 +267,7 @@ class Searcher:
         moves = self._root_moves()
         if limits.searchmoves:
             wanted = set(limits.searchmoves)
-            chosen = [m for m in moves if move_to_uci(m) in wanted]
+            chosen = [m for m in moves if move_to_uci(m, S) in wanted or move_to_uci(m) in wanted]
             if chosen:
                 moves = chosen
                 self._set_root_moves(moves)
@@ -286,7 +290,7 @@ class Searcher:
             if on_info is None:
                 return
             on_info(Line(depth, int(SD[SD_SELDEPTH]), pv_index + 1, int(score), bound,
-                         int(SD[SD_NODES]), elapsed_ms(), [move_to_uci(m) for m in pv],
+                         int(SD[SD_NODES]), elapsed_ms(), [move_to_uci(m, S) for m in pv],
                          int(tt_hashfull(TT, self.age))))
 
         for depth in range(1, max_depth + 1):
@@ -362,17 +366,17 @@ class Searcher:
         best = best_pv[0]
         ponder = None
         if len(best_pv) > 1:
-            ponder = move_to_uci(best_pv[1])
+            ponder = move_to_uci(best_pv[1], S)
         else:
             ponder = self._tt_reply(S, best)
-        return Result(move_to_uci(best), ponder, int(best_score), completed, int(SD[SD_NODES]),
-                      elapsed_ms(), [move_to_uci(m) for m in best_pv], depth_nodes,
+        return Result(move_to_uci(best, S), ponder, int(best_score), completed, int(SD[SD_NODES]),
+                      elapsed_ms(), [move_to_uci(m, S) for m in best_pv], depth_nodes,
                       int(SD[SD_TT_HITS]), int(SD[SD_TT_PROBES]), int(SD[SD_SELDEPTH]))
 
     def _tt_reply(self, S, best):
         """The hash move after `best`, when legal (a ponder move when the PV is one move)."""
         m = int(hash_reply(self.T, S, self.TT, self.MB, np.int64(best)))
-        return move_to_uci(m) if m else None
+        return move_to_uci(m, S) if m else None
 
     def qsearch(self, position) -> int:
         S = copy_state(position.S)

@@ -3,9 +3,10 @@ board), as Stockfish's engine.cpp is behind its uci.cpp.
 
 It owns the position and the game's history, the options (hash, MultiPV, Move Overhead, the
 evaluation weights of `EvalFile`, the search parameters and `SearchFile`, the technique
-switches, the book), the time budget with the lag it learns from the clocks, the search thread
-with stop and ponder, the legal-move fall-back and the score texts. Front ends only parse their
-input and format their output.
+switches, the book, the Syzygy tables of `SyzygyPath` and their root probing), the time
+budget with the lag it learns from the clocks, the search thread with stop and ponder, the
+legal-move fall-back and the score texts. Front ends only parse their input and format their
+output.
 
 Importing this module is light (no numba, nor wasp.fen, which imports it): the option list
 is known before the kernels load, so a GUI gets `uciok` at once; `Engine.load()` waits for the
@@ -25,6 +26,7 @@ ENGINE_AUTHOR = "the Wasp-Py developers (after John Stanback's Wasp 1.02)"
 HASH_DEFAULT, HASH_MAX = 16, 4096
 OVERHEAD_DEFAULT, OVERHEAD_MAX = 30, 5000
 MULTIPV_MAX = 64
+SYZYGY_LIMIT_DEFAULT, SYZYGY_LIMIT_MAX = 7, 7
 EMPTY = "<empty>"  # UCI's word for an empty string option
 
 
@@ -33,7 +35,8 @@ class Option:
     """One engine option, as both protocols declare it."""
 
     name: str
-    kind: str  # "spin", "check", "string", "file" (a path: string in UCI), "button"
+    kind: str  # "spin", "check", "string", "file"/"path" (a file, directories: string in
+    # UCI), "button"
     default: object = None
     lo: int | None = None
     hi: int | None = None
@@ -45,7 +48,7 @@ class Option:
             return f"option name {self.name} type button"
         if self.kind == "check":
             return f"option name {self.name} type check default {str(self.default).lower()}"
-        if self.kind in ("string", "file"):
+        if self.kind in ("string", "file", "path"):
             return f"option name {self.name} type string default {self.default or EMPTY}"
         return (f"option name {self.name} type spin default {self.default} min {self.lo} "
                 f"max {self.hi}")
@@ -56,7 +59,7 @@ class Option:
             return f'option="{self.name} -button"'
         if self.kind == "check":
             return f'option="{self.name} -check {int(bool(self.default))}"'
-        if self.kind in ("string", "file"):
+        if self.kind in ("string", "file", "path"):
             return f'option="{self.name} -{self.kind} {self.default or ""}"'
         return f'option="{self.name} -spin {self.default} {self.lo} {self.hi}"'
 
@@ -73,6 +76,13 @@ OPTIONS = (
     Option("SearchFile", "file", "", meaning="search parameter file (Name = value lines)"),
     Option("OwnBook", "check", False, meaning="play book moves from BookFile"),
     Option("BookFile", "file", "", meaning="a Polyglot opening book"),
+    Option("SyzygyPath", "path", "", meaning="Syzygy tablebase directories, ':'-separated"),
+    Option("SyzygyProbeLimit", "spin", SYZYGY_LIMIT_DEFAULT, 0, SYZYGY_LIMIT_MAX,
+           "probe the tables only with this many pieces or fewer (0: never)"),
+    Option("Syzygy50MoveRule", "check", True,
+           meaning="a win the 50-move rule draws (cursed) counts as a draw"),
+    Option("UCI_Chess960", "check", False,
+           meaning="Chess960: castling written as the king taking its own rook"),
     *(Option(name, "check", True, meaning=f"search technique {name}") for name in TECHNIQUES),
     *(Option(p.name, "spin", p.default, p.lo, p.hi, p.meaning) for p in SEARCH_PARAMS),
 )
@@ -137,6 +147,23 @@ def score_white(score: int, turn: int) -> str:
     return f"#{mate}"
 
 
+def _tablebase_info(on_info, probe):
+    """`on_info` with the tables' score (unless the search found a mate) and their hits."""
+    if on_info is None:
+        return None
+    from wasp.search import MATE_BOUND
+
+    def info(line):
+        if line.pv:
+            score = probe.score(line.pv[0], line.score, MATE_BOUND)
+            if score != line.score:
+                line.score, line.bound = score, ""
+        line.tbhits = probe.hits
+        on_info(line)
+
+    return info
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -152,6 +179,7 @@ class _Search:
         self.thread: threading.Thread | None = None
         self.limits = None
         self.budget = None  # the clock budget a ponder search gets at ponderhit
+        self.probe = None  # wasp.tablebase.RootProbe when the tables cover the root
 
 
 class Engine:
@@ -169,7 +197,11 @@ class Engine:
         self.overhead = OVERHEAD_DEFAULT
         self.ponder_allowed = False
         self.own_book = False
+        self.chess960 = False  # UCI_Chess960, or xboard's variant fischerandom
         self.book = None  # wasp.book.Book
+        self.tablebases = None  # wasp.tablebase.Tablebases of SyzygyPath
+        self.probe_limit = SYZYGY_LIMIT_DEFAULT
+        self.syzygy_50 = True
         self.eval_file = ""
         self.search_file = ""
         self.W = None  # evaluation weights from EvalFile; None: the built-in defaults
@@ -197,6 +229,7 @@ class Engine:
         wait_for_kernels()
         from wasp.board import Position
         from wasp.driver import Searcher
+        from wasp.fen import STARTING_FEN
 
         searcher = Searcher(self.hash_mb)
         searcher.multipv = self.multipv
@@ -207,7 +240,7 @@ class Engine:
             searcher.set_weights(self.W)
         self.searcher = searcher
         if self.position is None:
-            self.position = Position() if self.start_fen is None else Position(self.start_fen)
+            self.position = Position(self.start_fen or STARTING_FEN, self.chess960)
 
     # -- options -------------------------------------------------------------------------
     @staticmethod
@@ -314,6 +347,11 @@ class Engine:
     def _set_ownbook(self, option, value):
         self.own_book = parse_bool(value)
 
+    def _set_uci_chess960(self, option, value):
+        self.chess960 = parse_bool(value)
+        if self.position is not None and self.chess960:
+            self.position.chess960 = True  # a standard-looking game now castles king-takes-rook
+
     def _set_bookfile(self, option, value):
         if not value or value == EMPTY:
             self.book = None
@@ -327,6 +365,38 @@ class Engine:
             raise ValueError(f"BookFile not loaded: {exc}") from None
         self.book = book
         return f"BookFile {value}: {len(book)} entries"
+
+    def _set_syzygypath(self, option, value):
+        from wasp.tablebase import Tablebases
+
+        if not value or value == EMPTY:
+            if self.tablebases is not None:
+                self.tablebases.close()
+            self.tablebases = None
+            return "SyzygyPath: no tables"
+        try:
+            tables = Tablebases(value)  # lists the files; they open at the first probe
+        except ValueError as exc:
+            raise ValueError(f"SyzygyPath not set: {exc}") from None
+        if self.tablebases is not None:
+            self.tablebases.close()
+        self.tablebases = tables
+        return f"SyzygyPath {value}: {tables.files} table files, up to {tables.largest} pieces"
+
+    def _set_syzygyprobelimit(self, option, value):
+        self.probe_limit = self._spin(option, value)
+
+    def _set_syzygy50moverule(self, option, value):
+        self.syzygy_50 = parse_bool(value)
+
+    def root_probe(self, position=None, searchmoves=()):
+        """The tables' verdict on the root moves (a wasp.tablebase.RootProbe), or None when
+        no tables cover the position."""
+        position = position if position is not None else self.position
+        if self.tablebases is None or self.probe_limit == 0 or position is None:
+            return None
+        return self.tablebases.root_probe(position, self.probe_limit, self.syzygy_50,
+                                          set(searchmoves))
 
     # -- the game ------------------------------------------------------------------------
     def new_game(self) -> None:
@@ -345,8 +415,9 @@ class Engine:
         """
         self.load()
         from wasp.board import Position
+        from wasp.fen import STARTING_FEN
 
-        position = Position() if fen is None else Position(fen)
+        position = Position(fen or STARTING_FEN, self.chess960)
         error = None
         for text in moves:
             try:
@@ -423,6 +494,15 @@ class Engine:
                 if on_done is not None:
                     on_done(move, None, None)
                 return
+        probe = None
+        try:
+            probe = self.root_probe(position, searchmoves)
+        except Exception as exc:  # a damaged table file: search without the tables
+            if on_error is not None:
+                on_error(f"tablebase probe failed: {type(exc).__name__}: {exc}")
+        if probe is not None:
+            searchmoves = probe.moves  # only the moves that keep the best result
+            on_info = _tablebase_info(on_info, probe)
         if depth is not None:
             depth = max(1, int(depth))
         if mate is not None and depth is None and time_left is None and movetime is None:
@@ -433,7 +513,7 @@ class Engine:
         if not ponder:
             limits.soft_ms, limits.hard_ms = budget.soft, budget.hard
         search = _Search("analyze" if analyze else "ponder" if ponder else "think")
-        search.limits, search.budget = limits, budget
+        search.limits, search.budget, search.probe = limits, budget, probe
         if thinking:
             search.release.set()
         search.thread = threading.Thread(
@@ -457,6 +537,10 @@ class Engine:
                 on_error(error)
         finally:
             searcher.on_currmove = None
+        if result is not None and search.probe is not None and result.best != "0000":
+            from wasp.search import MATE_BOUND
+
+            result.score = search.probe.score(result.best, result.score, MATE_BOUND)
         search.release.wait()
         if search.abandoned or search.kind == "analyze" or on_done is None:
             return

@@ -3,7 +3,15 @@
 import numpy as np
 
 from wasp.bitboards import T_PAWN
-from wasp.position import State, compute_key, in_check, new_state
+from wasp.position import (
+    STANDARD_KINGS,
+    STANDARD_ROOKS,
+    State,
+    compute_key,
+    in_check,
+    new_state,
+    set_castling,
+)
 from wasp.types import (
     B_KING,
     B_PAWN,
@@ -13,6 +21,7 @@ from wasp.types import (
     CASTLE_BQ,
     CASTLE_WK,
     CASTLE_WQ,
+    CASTLING_ROOK,
     EMPTY,
     FLAG_EP,
     GEN_NOISY,
@@ -24,6 +33,7 @@ from wasp.types import (
     OCC_WHITE,
     PIECE_CHARS,
     ST_CASTLE,
+    ST_CHESS960,
     ST_EP,
     ST_FULLMOVE,
     ST_HALFMOVE,
@@ -40,13 +50,7 @@ from wasp.types import (
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 _CASTLE_CHARS = {"K": CASTLE_WK, "Q": CASTLE_WQ, "k": CASTLE_BK, "q": CASTLE_BQ}
-# For each right: the king's and the rook's home squares and pieces.
-_CASTLE_HOMES = {
-    "K": ((4, W_KING), (7, W_ROOK)),
-    "Q": ((4, W_KING), (0, W_ROOK)),
-    "k": ((60, B_KING), (63, B_ROOK)),
-    "q": ((60, B_KING), (56, B_ROOK)),
-}
+_CASTLE_BITS = (CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ)
 
 
 def _bad(fen, why):
@@ -84,9 +88,64 @@ def parse_board(fen, placement):
     return mailbox
 
 
-def parse_fen(fen, T):
+def parse_castling(fen, castling, mailbox):
+    """(rights, king squares, rook squares of the four rights, whether a file was named) of a
+    castling field in any of its forms: standard "KQkq", X-FEN (K/Q the outermost rook on
+    that side of the king, a file letter an inner one) and Shredder-FEN (rook files, "HAha").
+    """
+    rights = 0
+    kings = [int(np.flatnonzero(mailbox == W_KING)[0]), int(np.flatnonzero(mailbox == B_KING)[0])]
+    rooks = [NO_SQUARE] * 4
+    named_file = False
+    if castling == "-":
+        return rights, kings, rooks, named_file
+    for ch in castling:
+        lower = ch.lower()
+        if lower not in "kqabcdefgh":
+            raise _bad(fen, f"bad castling field {castling!r}")
+        color = WHITE if ch.isupper() else BLACK
+        rank = 0 if color == WHITE else 56
+        king = kings[color]
+        rook_piece = W_ROOK if color == WHITE else B_ROOK
+        if king - rank not in range(8):
+            name = "white" if color == WHITE else "black"
+            raise _bad(fen, f"castling right {ch!r} but the {name} king is not on its back rank")
+        own = [rank + f for f in range(8) if mailbox[rank + f] == rook_piece]
+        if lower == "k":
+            found = [sq for sq in own if sq > king]
+            rook = found[-1] if found else None
+        elif lower == "q":
+            found = [sq for sq in own if sq < king]
+            rook = found[0] if found else None
+        else:
+            named_file = True
+            rook = rank + "abcdefgh".index(lower)
+            if rook not in own or rook == king:
+                rook = None
+        if rook is None:
+            where = {"k": "on the king's h side", "q": "on the king's a side"}.get(
+                lower, f"on {lower}{1 if color == WHITE else 8}")
+            raise _bad(fen, f"castling right {ch!r} but no {PIECE_CHARS[rook_piece]} {where}")
+        right = 2 * color + (0 if rook > king else 1)
+        if rights & _CASTLE_BITS[right]:
+            raise _bad(fen, f"castling right {ch!r} given twice")
+        rights |= _CASTLE_BITS[right]
+        rooks[right] = rook
+    return rights, kings, rooks, named_file
+
+
+def is_standard_castling(kings, rooks):
+    """True when every castling right has its king and rook on standard chess's squares."""
+    return all(rook == NO_SQUARE or (rook == std and kings[i // 2] == STANDARD_KINGS[i // 2])
+               for i, (rook, std) in enumerate(zip(rooks, STANDARD_ROOKS, strict=True)))
+
+
+def parse_fen(fen, T, chess960=False):
     """A validated `State` from a FEN (6 fields) or an EPD position (the first 4 fields).
 
+    The castling field may be standard, X-FEN or Shredder-FEN. The state is marked Chess960
+    (castling written king-takes-rook) when `chess960` asks for it, when the field names a
+    file, or when a castling king or rook stands off standard chess's squares.
     Raises ValueError saying what is wrong.
     """
     if not isinstance(fen, str):
@@ -110,18 +169,7 @@ def parse_fen(fen, T):
         raise _bad(fen, f"side to move must be 'w' or 'b', got {side!r}")
     us = WHITE if side == "w" else BLACK
 
-    rights = 0
-    if castling != "-":
-        for ch in castling:
-            if ch not in _CASTLE_CHARS:
-                raise _bad(fen, f"bad castling field {castling!r}")
-            if rights & _CASTLE_CHARS[ch]:
-                raise _bad(fen, f"castling right {ch!r} given twice")
-            for sq, piece in _CASTLE_HOMES[ch]:
-                if mailbox[sq] != piece:
-                    raise _bad(fen, f"castling right {ch!r} but no {PIECE_CHARS[piece]} on "
-                                    f"{square_name(sq)}")
-            rights |= _CASTLE_CHARS[ch]
+    rights, kings, rooks, named_file = parse_castling(fen, castling, mailbox)
 
     ep_square = NO_SQUARE
     if ep != "-":
@@ -168,6 +216,9 @@ def parse_fen(fen, T):
             S.bb[OCC_ALL] |= b
     S.st[ST_SIDE] = us
     S.st[ST_CASTLE] = rights
+    if rights:
+        set_castling(S.st, kings, rooks)
+    S.st[ST_CHESS960] = int(chess960 or named_file or not is_standard_castling(kings, rooks))
     S.st[ST_HALFMOVE] = halfmove
     S.st[ST_FULLMOVE] = fullmove
     S.st[ST_PLY] = 0
@@ -219,12 +270,33 @@ def legal_ep_square(T, S):
     return None
 
 
-def to_fen(S, T, epd=False):
-    """FEN of a State; the en-passant square is written only when a legal capture exists
-    (python-chess's default). With epd=True, the first four fields only."""
-    side = "w" if S.st[ST_SIDE] == WHITE else "b"
+def castling_field(S, shredder=False):
+    """The castling field: X-FEN (standard "KQkq" in standard chess; a rook's file only where
+    another rook stands outside it on the same side), or Shredder-FEN's files."""
     rights = int(S.st[ST_CASTLE])
-    castling = "".join(c for c, bit in _CASTLE_CHARS.items() if rights & bit) or "-"
+    out = []
+    for right, bit in enumerate(_CASTLE_BITS):
+        if not rights & bit:
+            continue
+        color, a_side = divmod(right, 2)
+        rook = int(S.st[CASTLING_ROOK + right])
+        rank = 56 * color
+        rook_piece = W_ROOK if color == WHITE else B_ROOK
+        outer = range(rank, rook) if a_side else range(rook + 1, rank + 8)
+        if shredder or any(S.st[MAILBOX + sq] == rook_piece for sq in outer):
+            ch = "abcdefgh"[rook & 7]
+        else:
+            ch = "q" if a_side else "k"
+        out.append(ch.upper() if color == WHITE else ch)
+    return "".join(out) or "-"
+
+
+def to_fen(S, T, epd=False, shredder=False):
+    """FEN of a State; the en-passant square is written only when a legal capture exists
+    (python-chess's default). With epd=True, the first four fields only; castling in X-FEN
+    (as python-chess writes it) unless `shredder` asks for Shredder-FEN."""
+    side = "w" if S.st[ST_SIDE] == WHITE else "b"
+    castling = castling_field(S, shredder)
     ep_sq = legal_ep_square(T, S)
     ep = square_name(ep_sq) if ep_sq is not None else "-"
     fields = [board_fen(S), side, castling, ep]
@@ -233,4 +305,4 @@ def to_fen(S, T, epd=False):
     return " ".join(fields)
 
 
-__all__ = ["STARTING_FEN", "State", "parse_fen", "to_fen", "board_fen"]
+__all__ = ["STARTING_FEN", "State", "parse_fen", "to_fen", "board_fen", "castling_field"]

@@ -30,10 +30,7 @@ from wasp.bitboards import (
 from wasp.position import attackers_to, is_attacked
 from wasp.types import (
     BISHOP,
-    CASTLE_BK,
-    CASTLE_BQ,
-    CASTLE_WK,
-    CASTLE_WQ,
+    CASTLING_ROOK,
     FLAG_CASTLE,
     FLAG_DOUBLE_PUSH,
     FLAG_EP,
@@ -261,27 +258,37 @@ def generate(T, S, moves, mode, store):
                     moves[n] = frm | (ep << MOVE_TO_SHIFT) | FLAG_EP
                 n += 1
 
-    # Castling: not in check, path empty, king's path not attacked.
+    # Castling (Chess960 rules, standard chess being one case): not in check; every square
+    # the king and the rook cross or land on empty but for those two; no square the king
+    # crosses attacked, and its destination not attacked once the rook stands beside it.
     if num_checkers == 0 and mode != GEN_NOISY:
-        rights = st[ST_CASTLE]
-        if us == WHITE:
-            ks, qs, base = CASTLE_WK, CASTLE_WQ, 0
-        else:
-            ks, qs, base = CASTLE_BK, CASTLE_BQ, 56
-        if rights & ks and (occ & (U64(0x60) << U64(base))) == ZERO:
-            if not is_attacked(T, S, base + 5, them, occ) and not is_attacked(
-                T, S, base + 6, them, occ
-            ):
-                if store:
-                    moves[n] = (base + 4) | ((base + 6) << MOVE_TO_SHIFT) | FLAG_CASTLE
-                n += 1
-        if rights & qs and (occ & (U64(0x0E) << U64(base))) == ZERO:
-            if not is_attacked(T, S, base + 3, them, occ) and not is_attacked(
-                T, S, base + 2, them, occ
-            ):
-                if store:
-                    moves[n] = (base + 4) | ((base + 2) << MOVE_TO_SHIFT) | FLAG_CASTLE
-                n += 1
+        rights = st[ST_CASTLE] >> (2 * us)
+        base = 56 * us
+        king_bit = ONE << U64(ksq)
+        for side in range(2):
+            if rights & (1 << side):
+                rook = st[CASTLING_ROOK + 2 * us + side]
+                king_to = base + 6 - 4 * side
+                rook_to = king_to - 1 + 2 * side
+                rook_bit = ONE << U64(rook)
+                path = T[T_BETWEEN + ksq * 64 + king_to]
+                span = (path | T[T_BETWEEN + rook * 64 + rook_to] | (ONE << U64(king_to))
+                        | (ONE << U64(rook_to)))
+                if (occ ^ king_bit ^ rook_bit) & span:
+                    continue
+                ok = True
+                crossed = path
+                while crossed:
+                    sq = lsb(crossed)
+                    crossed &= crossed - ONE
+                    if is_attacked(T, S, sq, them, occ ^ king_bit):
+                        ok = False
+                        break
+                if ok and not is_attacked(T, S, king_to, them,
+                                          (occ ^ king_bit ^ rook_bit) | (ONE << U64(rook_to))):
+                    if store:
+                        moves[n] = ksq | (king_to << MOVE_TO_SHIFT) | FLAG_CASTLE
+                    n += 1
     return n
 
 

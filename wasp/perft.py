@@ -42,12 +42,11 @@ def perft(position, depth: int) -> int:
 
 def divide(position, depth: int) -> list[tuple[str, int]]:
     """Per root move leaf counts, in generation order."""
-    from wasp.board import move_to_uci
 
     buf = move_buffer()
     out = []
     for m in position.legal_move_codes():
         position.push(m)
-        out.append((move_to_uci(m), int(perft_kernel(position.T, position.S, depth - 1, buf))))
+        out.append((position.uci(m), int(perft_kernel(position.T, position.S, depth - 1, buf))))
         position.pop()
     return out

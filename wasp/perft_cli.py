@@ -64,7 +64,7 @@ def _parse_move(position, text):
         pass
     import chess
 
-    board = chess.Board(position.fen())
+    board = chess.Board(position.fen(), chess960=position.chess960)
     try:
         return position.parse_uci(board.parse_san(text).uci())
     except ValueError:

@@ -11,7 +11,7 @@ import datetime
 import random
 import sys
 
-from wasp.board import IllegalMoveError, Position, move_to_uci
+from wasp.board import IllegalMoveError, Position
 from wasp.engine import Engine, score_white
 from wasp.fen import STARTING_FEN
 from wasp.pgn import pgn_text
@@ -63,7 +63,7 @@ class TerminalGame:
         """The engine's move in the current position: from the book, else a search (to
         `self.depth`, or for `seconds`); `last_report` says how it was found."""
         engine = self.engine
-        engine.set_position(self.start_fen, [move_to_uci(c) for c in self.codes])
+        engine.set_position(self.start_fen, [self.position.uci(c) for c in self.codes])
         choice = engine.book_move(self.rng)
         self.last_report = "book"
         if choice is None:

@@ -46,6 +46,8 @@ from wasp.types import (
     CASTLE_BQ,
     CASTLE_WK,
     CASTLE_WQ,
+    CASTLING,
+    CASTLING_ROOK,
     EMPTY,
     FLAG_CASTLE,
     FLAG_DOUBLE_PUSH,
@@ -59,6 +61,7 @@ from wasp.types import (
     MOVE_PROMO_MASK,
     MOVE_PROMO_SHIFT,
     MOVE_TO_SHIFT,
+    N_ST,
     N_UNDO,
     NO_SQUARE,
     OCC_ALL,
@@ -89,24 +92,43 @@ from wasp.types import (
 
 State = namedtuple("State", ["bb", "st"])
 
-# Castling rights that survive a move touching each square (from or to).
-CASTLE_KEEP = np.full(64, 15, dtype=np.int64)
-CASTLE_KEEP[0] = 15 & ~CASTLE_WQ  # a1
-CASTLE_KEEP[4] = 15 & ~(CASTLE_WK | CASTLE_WQ)  # e1
-CASTLE_KEEP[7] = 15 & ~CASTLE_WK  # h1
-CASTLE_KEEP[56] = 15 & ~CASTLE_BQ  # a8
-CASTLE_KEEP[60] = 15 & ~(CASTLE_BK | CASTLE_BQ)  # e8
-CASTLE_KEEP[63] = 15 & ~CASTLE_BK  # h8
+# The castling rights' bits, king squares and rook squares of standard chess.
+CASTLE_BITS = (CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ)
+STANDARD_KINGS = (4, 60)
+STANDARD_ROOKS = (7, 0, 63, 56)
+
+
+def set_castling(st, kings, rooks):
+    """Fill the castling table for kings on `kings` (white, black) and the rooks of the four
+    rights on `rooks` (NO_SQUARE for a right the game does not have)."""
+    keep = st[CASTLING:CASTLING + 64]
+    keep[:] = 15
+    for i, (bit, rook) in enumerate(zip(CASTLE_BITS, rooks, strict=True)):
+        st[CASTLING_ROOK + i] = rook
+        if rook != NO_SQUARE:
+            keep[rook] &= 15 & ~bit
+            keep[kings[i // 2]] &= 15 & ~bit
 
 
 def new_state():
-    """Empty arrays for one position (no pieces, white to move)."""
+    """Empty arrays for one position (no pieces, white to move, standard castling squares)."""
     bb = np.zeros(KEYS + MAX_HISTORY + 1, dtype=np.uint64)
-    st = np.zeros(UNDO + MAX_HISTORY * N_UNDO, dtype=np.int64)
+    st = np.zeros(N_ST, dtype=np.int64)
     st[MAILBOX:MAILBOX + 64] = EMPTY
     st[ST_EP] = NO_SQUARE
     st[ST_FULLMOVE] = 1
+    set_castling(st, STANDARD_KINGS, STANDARD_ROOKS)
     return State(bb, st)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def castling_rook(S, m):
+    """(from, to) of the rook that castling move `m` moves. A castling move runs from the
+    king's square to its destination, g or c file, whatever the rook's file (Chess960)."""
+    to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    if (to & 7) == 6:  # king side: the rook ends on the f file
+        return S.st[CASTLING_ROOK + 2 * S.st[ST_SIDE]], to - 1
+    return S.st[CASTLING_ROOK + 2 * S.st[ST_SIDE] + 1], to + 1
 
 
 def copy_state(S):
@@ -317,7 +339,7 @@ def make_move(T, S, m):
     us = st[ST_SIDE]
     them = 1 - us
     piece = st[MAILBOX + frm]
-    captured = st[MAILBOX + to]
+    captured = st[MAILBOX + to] if not m & FLAG_CASTLE else EMPTY
     key = S.bb[KEYS + ply]
 
     u = UNDO + ply * N_UNDO
@@ -332,10 +354,20 @@ def make_move(T, S, m):
         st[ST_EP] = NO_SQUARE
     st[ST_HALFMOVE] += 1
 
-    if captured != EMPTY:
-        key ^= _remove(T, S, captured, to)
-        st[ST_HALFMOVE] = 0
-    key ^= _move_piece(T, S, piece, frm, to)
+    if m & FLAG_CASTLE:
+        # King and rook lift off before either lands: in Chess960 either may stand on the
+        # other's destination, or the king on its own.
+        rook_from, rook_to = castling_rook(S, m)
+        rook = 6 * us + ROOK
+        key ^= _remove(T, S, piece, frm)
+        key ^= _remove(T, S, rook, rook_from)
+        key ^= _put(T, S, piece, to)
+        key ^= _put(T, S, rook, rook_to)
+    else:
+        if captured != EMPTY:
+            key ^= _remove(T, S, captured, to)
+            st[ST_HALFMOVE] = 0
+        key ^= _move_piece(T, S, piece, frm, to)
 
     if piece == 6 * us + PAWN:
         st[ST_HALFMOVE] = 0
@@ -351,15 +383,9 @@ def make_move(T, S, m):
             if promo:
                 key ^= _remove(T, S, piece, to)
                 key ^= _put(T, S, 6 * us + promo, to)
-    elif m & FLAG_CASTLE:
-        rook = 6 * us + ROOK
-        if to > frm:  # king side: rook h -> f
-            key ^= _move_piece(T, S, rook, to + 1, to - 1)
-        else:  # queen side: rook a -> d
-            key ^= _move_piece(T, S, rook, to - 2, to + 1)
 
     castle = st[ST_CASTLE]
-    new_castle = castle & CASTLE_KEEP[frm] & CASTLE_KEEP[to]
+    new_castle = castle & st[CASTLING + frm] & st[CASTLING + to]
     if new_castle != castle:
         key ^= T[T_ZOBRIST_CASTLE + castle] ^ T[T_ZOBRIST_CASTLE + new_castle]
         st[ST_CASTLE] = new_castle
@@ -385,22 +411,25 @@ def unmake_move(T, S):
     us = 1 - them
     piece = st[MAILBOX + to]
 
-    if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK:
-        _remove(T, S, piece, to)
-        piece = 6 * us + PAWN
-        _put(T, S, piece, to)
-    _move_piece(T, S, piece, to, frm)
-    captured = st[u + UNDO_CAPTURED]
-    if captured != EMPTY:
-        _put(T, S, captured, to)
-    if m & FLAG_EP:
-        _put(T, S, 6 * them + PAWN, to - 8 if us == WHITE else to + 8)
-    elif m & FLAG_CASTLE:
+    if m & FLAG_CASTLE:
+        st[ST_SIDE] = us  # castling_rook reads the side
+        rook_from, rook_to = castling_rook(S, m)
         rook = 6 * us + ROOK
-        if to > frm:
-            _move_piece(T, S, rook, to - 1, to + 1)
-        else:
-            _move_piece(T, S, rook, to + 1, to - 2)
+        _remove(T, S, piece, to)
+        _remove(T, S, rook, rook_to)
+        _put(T, S, piece, frm)
+        _put(T, S, rook, rook_from)
+    else:
+        if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK:
+            _remove(T, S, piece, to)
+            piece = 6 * us + PAWN
+            _put(T, S, piece, to)
+        _move_piece(T, S, piece, to, frm)
+        captured = st[u + UNDO_CAPTURED]
+        if captured != EMPTY:
+            _put(T, S, captured, to)
+        if m & FLAG_EP:
+            _put(T, S, 6 * them + PAWN, to - 8 if us == WHITE else to + 8)
 
     st[ST_CASTLE] = st[u + UNDO_CASTLE]
     st[ST_EP] = st[u + UNDO_EP]
@@ -453,6 +482,19 @@ def gives_check(T, S, m):
     king_bit = ONE << U64(ksq)
     frm = m & MOVE_FROM_MASK
     to = (m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK
+    o = 6 * us
+    queens = S.bb[o + QUEEN]
+    rooks = S.bb[o + ROOK] | queens
+    bishops = S.bb[o + BISHOP] | queens
+    if m & FLAG_CASTLE:
+        # The king gives no check; the rook may, and any slider the two uncover.
+        rook_from, rook_to = castling_rook(S, m)
+        moved = (ONE << U64(frm)) | (ONE << U64(rook_from))
+        landed = (ONE << U64(to)) | (ONE << U64(rook_to))
+        occ = (S.bb[OCC_ALL] & ~moved) | landed
+        rooks = (rooks & ~(ONE << U64(rook_from))) | (ONE << U64(rook_to))
+        return ((rook_attacks(T, ksq, occ) & rooks)
+                | (bishop_attacks(T, ksq, occ) & bishops)) != ZERO
     promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
     ptype = promo if promo else S.st[MAILBOX + frm] - 6 * us
     occ = (S.bb[OCC_ALL] ^ (ONE << U64(frm))) | (ONE << U64(to))
@@ -474,16 +516,7 @@ def gives_check(T, S, m):
     elif ptype == QUEEN:
         if (rook_attacks(T, to, occ) | bishop_attacks(T, to, occ)) & king_bit:
             return True
-    # Discovered checks by our sliders, and the castling rook's check.
-    o = 6 * us
-    queens = S.bb[o + QUEEN]
-    rooks = S.bb[o + ROOK] | queens
-    bishops = S.bb[o + BISHOP] | queens
-    if m & FLAG_CASTLE:
-        rook_to = to - 1 if to > frm else to + 1
-        rook_from = to + 1 if to > frm else to - 2
-        rooks = (rooks ^ (ONE << U64(rook_from))) | (ONE << U64(rook_to))
-        occ = (occ ^ (ONE << U64(rook_from))) | (ONE << U64(rook_to))
+    # Discovered checks by our sliders.
     not_moved = ~((ONE << U64(frm)) | (ONE << U64(to)))
     if rook_attacks(T, ksq, occ) & rooks & not_moved:
         return True

@@ -8,7 +8,7 @@ read or is not legal raises IllegalMoveError saying why.
 
 import re
 
-from wasp.board import IllegalMoveError, Position, move_to_uci
+from wasp.board import IllegalMoveError, Position
 from wasp.types import (
     EMPTY,
     FLAG_CASTLE,
@@ -55,15 +55,16 @@ def parse_san(position: Position, text: str) -> int:
         long_side = s.count("-") == 2
         for code in legal:
             frm, to, _ = _fields(code)
-            if code & FLAG_CASTLE and (to < frm) == long_side:
+            if code & FLAG_CASTLE and ((to & 7) == 2) == long_side:
                 return code
         side = "queen" if long_side else "king"
         raise IllegalMoveError(f"{raw}: castling on the {side} side is not legal here")
 
     if re.fullmatch(r"[a-h][1-8][a-h][1-8][nbrqNBRQ]?", s):  # UCI
-        for code in legal:
-            if move_to_uci(code) == s.lower():
-                return code
+        try:
+            return position.parse_uci(s.lower())
+        except IllegalMoveError:
+            pass
 
     m = _SAN.match(s)
     if not m:
@@ -76,6 +77,8 @@ def parse_san(position: Position, text: str) -> int:
         frm, to, code_promo = _fields(code)
         if to != to_sq or _piece_type(position, frm) != piece:
             continue
+        if code & FLAG_CASTLE and position.chess960:
+            continue  # Chess960 castles only as O-O / O-O-O: Kg1 is the king's own step
         if m["file"] and "abcdefgh"[frm & 7] != m["file"]:
             continue
         if m["rank"] and str((frm >> 3) + 1) != m["rank"]:
@@ -110,6 +113,8 @@ def parse_san(position: Position, text: str) -> int:
 
 def is_capture(position: Position, code: int) -> bool:
     _, to, _ = _fields(code)
+    if code & FLAG_CASTLE:  # a Chess960 king may land on its own rook's square
+        return False
     return bool(code & FLAG_EP) or int(position.S.st[MAILBOX + to]) != EMPTY
 
 
@@ -117,7 +122,7 @@ def to_san(position: Position, code: int) -> str:
     """SAN of a legal move, with + or # (as python-chess writes it)."""
     frm, to, promo = _fields(code)
     if code & FLAG_CASTLE:
-        san = "O-O" if to > frm else "O-O-O"
+        san = "O-O" if to & 7 == 6 else "O-O-O"
     else:
         piece = _piece_type(position, frm)
         capture = is_capture(position, code)
@@ -127,7 +132,7 @@ def to_san(position: Position, code: int) -> str:
                 san += "=" + PIECE_LETTERS[promo]
         else:
             others = [c for c in position.legal_move_codes()
-                      if c != code and _fields(c)[1] == to
+                      if c != code and _fields(c)[1] == to and not c & FLAG_CASTLE
                       and _piece_type(position, _fields(c)[0]) == piece]
             qualifier = ""
             if others:

@@ -139,8 +139,8 @@ def see_ge0(T, S, m, P, po):
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def captured_type(S, m):
     """Piece type taken by `m` (PAWN for en passant), or -1 for a non-capture."""
-    if m & FLAG_EP:
-        return PAWN
+    if m & (FLAG_EP | FLAG_CASTLE):  # a Chess960 king may castle onto its own rook's square
+        return PAWN if m & FLAG_EP else -1
     v = S.st[MAILBOX + ((m >> MOVE_TO_SHIFT) & MOVE_FROM_MASK)]
     if v == EMPTY:
         return -1

@@ -33,6 +33,7 @@ ST_EP = 2  # en-passant square, NO_SQUARE when no pawn can capture there
 ST_HALFMOVE = 3  # plies since the last capture or pawn move
 ST_FULLMOVE = 4  # FEN fullmove number
 ST_PLY = 5  # moves made since the history began: index into keys and undo
+ST_CHESS960 = 6  # 1 when castling is written king-takes-rook (Chess960); kernels ignore it
 N_STATE = 8
 MAILBOX = N_STATE  # st[MAILBOX + sq]: the piece on sq, or EMPTY
 KEYS = N_BITBOARDS  # bb[KEYS + ply]: key of the position after `ply` moves
@@ -49,6 +50,14 @@ MAX_HISTORY = 2048
 HISTORY_KEEP = 1024
 MAX_MOVES = 256  # legal moves in any position fit (the record is 218)
 MAX_PLY = 128  # deepest search path
+
+# The castling table, after the undo stack: st[CASTLING + sq] holds the castling rights that
+# survive a move from or to sq; st[CASTLING + 64 + i] the square of the rook of right i
+# (0 white king side, 1 white queen side, 2 black king side, 3 black queen side, as the
+# CASTLE_* bits). Fixed for a game; Chess960 starts fill it with their own squares.
+CASTLING = UNDO + MAX_HISTORY * N_UNDO
+CASTLING_ROOK = CASTLING + 64
+N_ST = CASTLING_ROOK + 4
 
 # Move encoding (int): from | to << 6 | promotion piece type << 12 | flag bits.
 MOVE_NONE = 0

@@ -25,7 +25,8 @@ def info_line(line) -> str:
     bound = f" {line.bound}" if line.bound else ""
     return (f"info depth {line.depth} seldepth {line.seldepth} multipv {line.multipv} "
             f"score {score_uci(line.score)}{bound} nodes {line.nodes} nps {nps} "
-            f"hashfull {line.hashfull} time {line.time_ms} pv {' '.join(line.pv)}")
+            f"hashfull {line.hashfull} tbhits {line.tbhits} time {line.time_ms} "
+            f"pv {' '.join(line.pv)}")
 
 
 class UciEngine:

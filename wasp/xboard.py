@@ -2,7 +2,8 @@
 
 An adapter over `wasp.engine.Engine`: it parses commands and formats answers. Every engine
 option is declared in the `feature` line (`option="Name -spin ..."`, set with `option
-Name=value`): EvalFile, SearchFile, MultiPV, the book, the search switches and parameters. The
+Name=value`): EvalFile, SearchFile, MultiPV, the book, the Syzygy tables (also `egtpath
+syzygy PATH`), the search switches and parameters. The
 engine thinks in its worker thread, so `?`, `force`, `ping` and `quit` are answered while it
 thinks. Unknown or malformed commands get an `Error (...): command` line; nothing a GUI sends
 ends the engine but `quit`.
@@ -13,9 +14,11 @@ import threading
 import time
 
 from wasp.engine import ENGINE_NAME, HASH_MAX, Engine, score_xboard
+from wasp.types import FLAG_CASTLE, MOVE_TO_SHIFT
 
 # Options that CECP has commands of its own for (hard/easy, memory, cores).
-_NOT_DECLARED = ("Ponder", "Threads")
+_NOT_DECLARED = ("Ponder", "Threads", "UCI_Chess960")  # Chess960 is `variant fischerandom`
+VARIANTS = ("normal", "fischerandom")
 
 
 def post_line(line) -> str:
@@ -88,7 +91,12 @@ class XboardEngine:
         """The worker's move: on the board, then to the GUI (then it may ponder)."""
         if best == "0000":
             return
-        self.engine.position.push_uci(best)
+        position = self.engine.position
+        code = position.parse_uci(best)
+        if code & FLAG_CASTLE and self.engine.chess960:
+            # CECP writes Chess960 castling as O-O / O-O-O
+            best = "O-O" if (code >> MOVE_TO_SHIFT) & 7 == 6 else "O-O-O"
+        position.push(code)
         self.engine_moves += 1
         self.send(f"move {best}")
         if self._announce_end():
@@ -137,7 +145,8 @@ class XboardEngine:
         # with small input buffers), and done=1 once the kernels are loaded.
         self.send("\n".join([
             f'feature ping=1 setboard=1 usermove=1 time=1 draw=0 sigint=0 sigterm=0 reuse=1 '
-            f'analyze=1 colors=0 memory=1 myname="{ENGINE_NAME}" done=0',
+            f'analyze=1 colors=0 memory=1 egt="syzygy" myname="{ENGINE_NAME}" '
+            f'variants="{",".join(VARIANTS)}" done=0',
             *(f"feature {o.xboard()}" for o in self.engine.options()
               if o.name not in _NOT_DECLARED)]))
         self.engine.load()
@@ -147,6 +156,8 @@ class XboardEngine:
         pass
 
     def cmd_new(self, args, line):
+        self.engine.abandon()
+        self.engine.set_option("UCI_Chess960", "false")  # `new` starts a normal game
         self.engine.new_game()
         self.force = False
         self.engine_side = 1
@@ -155,6 +166,14 @@ class XboardEngine:
         self.engine_clock_ms = None
         if self.analyzing:
             self._start("analyze")
+
+    def cmd_variant(self, args, line):
+        if len(args) != 1 or args[0] not in VARIANTS:
+            self.error("unsupported variant", line)
+            return
+        self.engine.abandon()
+        self.engine.set_option("UCI_Chess960", str(args[0] == "fischerandom"))
+        self.engine.set_position()  # the GUI sends the start position with setboard
 
     def cmd_force(self, args, line):
         self.engine.abandon()
@@ -302,6 +321,17 @@ class XboardEngine:
         if message:
             self.send(f"telluser {message}")
 
+    def cmd_egtpath(self, args, line):
+        """`egtpath syzygy PATH`: the Syzygy tables (other kinds of tables are not used)."""
+        if len(args) < 2:
+            raise ValueError("egtpath TYPE PATH")
+        if args[0].lower() != "syzygy":
+            return
+        self.engine.abandon()
+        message = self.engine.set_option("SyzygyPath", line.strip().split(None, 2)[2])
+        if message:
+            self.send(f"telluser {message}")
+
     def cmd_memory(self, args, line):
         mb = int(args[0])
         if not 1 <= mb <= HASH_MAX:
@@ -316,7 +346,7 @@ COMMANDS = {
     "accepted": XboardEngine.cmd_ignore,
     "rejected": XboardEngine.cmd_ignore,
     "new": XboardEngine.cmd_new,
-    "variant": XboardEngine.cmd_ignore,
+    "variant": XboardEngine.cmd_variant,
     "force": XboardEngine.cmd_force,
     "go": XboardEngine.cmd_go,
     "playother": XboardEngine.cmd_playother,
@@ -350,7 +380,7 @@ COMMANDS = {
     "hint": XboardEngine.cmd_ignore,
     "bk": XboardEngine.cmd_ignore,
     "cores": XboardEngine.cmd_ignore,
-    "egtpath": XboardEngine.cmd_ignore,
+    "egtpath": XboardEngine.cmd_egtpath,
     ".": XboardEngine.cmd_ignore,
 }
 

@@ -61,3 +61,56 @@ def test_dask_run_matches_local_run(cluster, capsys, tmp_path, monkeypatch):
     assert d[keys].values.tolist() == loc[keys].values.tolist()
     # NUMBA_CACHE_DIR reached the engine processes on the workers.
     assert str(cache) in envfile.read_text()
+
+
+def _scaled_run(tmp_path, cluster, name, scale):
+    common = fake_engine("good") + fake_engine("random", "--style", "random") + [
+        "-each", "tc=30+1", "-maxmoves", "10", "-ratinginterval", "0", "-rounds", "2",
+        "-repeat", "-dask", cluster.scheduler_address, "-rundir", str(tmp_path / name),
+        "-scale-tc", *scale,
+    ]  # fmt: skip
+    return main(common)
+
+
+@pytest.mark.timeout(180)
+def test_scale_tc_scales_each_workers_clock_by_its_bench(cluster, capsys, tmp_path):
+    # the fake engine's bench: 12345 nodes at 1000 nps; the reference is twice as fast
+    code = _scaled_run(tmp_path, cluster, "s", ["nps=2000", "nodes=12345",
+                                                "bench=--bench 1000"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out.count("bench 12345 nodes, 1000 nps, time control x 2.00") == 2, out.out
+    df = testing.results(str(tmp_path / "s"))
+    assert len(df) == 4
+    from testing.store import RunStore
+
+    store = RunStore(str(tmp_path / "s"))
+    pgns = [r["pgn"] for r in store.games(["pgn"])]
+    store.close()
+    assert len(pgns) == 4 and all('[TimeControl "60+2"]' in p for p in pgns)
+    with open(tmp_path / "s" / "summary.json") as f:
+        report = __import__("json").load(f)["scale_tc"]
+    assert len(report) == 2 and all(r["factor"] == 2.0 for r in report.values())
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("scale,reason", [
+    (["nps=10000", "bench=--bench 1000"], "too slow: 1000 nps against the reference 10000, "
+                                          "factor 10.00 > maxfactor 3"),
+    (["nps=1000", "nodes=999", "bench=--bench 1000"],
+     "bench signature 12345 differs from the reference 999"),
+    (["nps=1000"], "printed no 'Nodes searched : N'"),  # the fake has no `bench` command
+])
+def test_scale_tc_refuses_slow_or_different_workers(cluster, capsys, tmp_path, scale, reason):
+    code = _scaled_run(tmp_path, cluster, "s", scale)
+    out = capsys.readouterr()
+    assert code == 1
+    assert out.out.count("refused: ") == 2 and reason in out.out, out.out
+    assert "every worker was refused" in out.err
+    assert len(testing.results(str(tmp_path / "s"))) == 0
+
+
+def test_scale_tc_needs_dask(capsys, tmp_path):
+    code = main(fake_engine("a") + fake_engine("b") + [
+        "-each", "tc=1", "-scale-tc", "nps=1000", "-rundir", str(tmp_path / "r")])
+    assert code == 2 and "needs -dask" in capsys.readouterr().err

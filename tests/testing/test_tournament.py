@@ -278,3 +278,58 @@ def test_host_steal_share_and_its_note_in_the_summary():
     assert "CPU stolen by the host 12.5 %" in text and "timemargin=" in text
     assert "stolen" not in Runner.summary_text({**s, "cpu_steal_pct": 0.1})
     assert "Note" not in Runner.summary_text({**s, "time_losses_this_session": 0})
+
+
+
+@pytest.mark.parametrize("policy,per_pair", [
+    ("default", [0, 1, 2, 3, 4, 5, 6, 7]),
+    ("encounter", [0, 0, 1, 1, 2, 2, 3, 3]),
+    ("round", [0, 0, 0, 0, 1, 1, 1, 1]),
+])
+def test_openings_policy_decides_which_games_share_an_opening(capsys, tmp_path, policy,
+                                                              per_pair):
+    argv = GOOD + RANDOM + fake_engine("random2", "--style", "random") + [
+        "-each", "nodes=1", "-maxmoves", "3", "-ratinginterval", "0",
+        "-tournament", "gauntlet", "-rounds", "2", "-games", "4", "-repeat",
+        "-openings", f"file={EPD}", f"policy={policy}", "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, _, err = run(capsys, argv)
+    assert code == 0, err
+    df = testing.results(str(tmp_path / "r")).sort_values(["pair_id", "game_in_pair"])
+    # per round: good-random (two pairs), then good-random2 (two pairs); sequential book
+    assert df["opening_index"].tolist() == [k for k in per_pair for _ in (0, 1)]
+
+
+def test_use_affinity_pins_each_running_game_to_its_own_core(capsys, tmp_path):
+    import os as _os
+
+    if len(_os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores")
+    cores = sorted(_os.sched_getaffinity(0))[:2]
+    log = tmp_path / "aff.txt"
+    argv = fake_engine("a", "--affinityfile", str(log)) + \
+        fake_engine("b", "--style", "random", "--affinityfile", str(log)) + [
+        "-each", "nodes=1", "-maxmoves", "6", "-ratinginterval", "0", "-rounds", "4",
+        "-repeat", "-concurrency", "2", "-use-affinity", f"{cores[0]},{cores[1]}",
+        "-rundir", str(tmp_path / "r"),
+    ]  # fmt: skip
+    code, _, err = run(capsys, argv)
+    assert code == 0, err
+    seen: dict[str, set[str]] = {}
+    for line in log.read_text().splitlines():
+        pid, allowed = line.split()
+        seen.setdefault(pid, set()).add(allowed)
+    # every engine ran on one core only at each move, and both cores were used
+    assert all("," not in a for s in seen.values() for a in s)
+    assert set().union(*seen.values()) == {str(c) for c in cores}
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["-use-affinity", "0,4096"], "core 4096 is not present"),
+    (["-use-affinity", "1-0"], "bad core range"),
+    (["-use-affinity", "0", "-concurrency", "2"], "each game needs a core of its own"),
+    (["-use-affinity", "-dask", "tcp://127.0.0.1:1"], "cannot be combined with -dask"),
+])
+def test_use_affinity_refuses_bad_core_lists(capsys, tmp_path, argv, needle):
+    code, _, err = run(capsys, GOOD + RANDOM + FAST + argv + ["-rundir", str(tmp_path / "r")])
+    assert code == 2 and needle in err, err

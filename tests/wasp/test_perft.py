@@ -17,7 +17,7 @@ def _cases(name):
     cases = []
     with open(DATA / name, encoding="utf-8") as f:
         for i, line in enumerate(f, 1):
-            if line.strip():
+            if line.strip() and not line.startswith("#"):
                 fen, expected = parse_perft_line(line)
                 cases += [pytest.param(fen, d, n, id=f"{name}:{i}:D{d}")
                           for d, n in expected if n <= LIMIT]
@@ -32,6 +32,13 @@ def test_perftsuite(fen, depth, count):
 @pytest.mark.parametrize("fen,depth,count", _cases("perftsuite-senjo-extended.epd"))
 def test_perftsuite_senjo_extended(fen, depth, count):
     assert perft(Position(fen), depth) == count
+
+
+@pytest.mark.parametrize("fen,depth,count", _cases("chess960-perft.epd"))
+def test_chess960_perft(fen, depth, count):
+    position = Position(fen)
+    assert position.chess960  # named files or kings and rooks off e1/a1/h1: read as 960
+    assert perft(position, depth) == count
 
 
 def test_suite_line_parsing_accepts_both_spellings():

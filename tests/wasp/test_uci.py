@@ -409,3 +409,40 @@ def test_eval_file_and_a_search_parameter_change_what_uci_reports(tmp_path):
     assert "unknown option: Razormargin7" in said
     assert _search_report(e, out) == from_file  # the refused values changed nothing
     e.handle("quit")
+
+
+def test_chess960_game_against_stockfish_has_only_legal_moves():
+    """python-chess tells both engines UCI_Chess960 for a 960 board and reads castling as the
+    king taking its rook; DFRC starts whose castling is open early."""
+    from wasp import chess960
+
+    sf = _which("stockfish")
+    if sf is None:
+        pytest.skip("stockfish not installed")
+    board = chess.Board(chess960.dfrc_fen(0, 281), chess960=True)
+    castled = 0
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, timeout=180) as wasp, \
+            chess.engine.SimpleEngine.popen_uci(sf) as fish:
+        while not board.is_game_over(claim_draw=True) and board.ply() < 60:
+            engine = wasp if board.turn == chess.WHITE else fish
+            result = engine.play(board, chess.engine.Limit(depth=4))
+            assert result.move in board.legal_moves, f"illegal {result.move} in {board.fen()}"
+            castled += board.is_castling(result.move)
+            board.push(result.move)
+    assert board.ply() >= 20 or board.is_game_over()
+
+
+def test_uci_chess960_option_writes_castling_as_king_takes_rook():
+    import io
+
+    out = io.StringIO()
+    e = UciEngine(out=out)
+    e.handle("setoption name UCI_Chess960 value true")
+    e.handle("position fen 1k6/8/8/8/8/8/8/R4KR1 w GA - 0 1 moves f1g1")
+    assert e.engine.position.fen() == "1k6/8/8/8/8/8/8/R4RK1 b - - 1 1"
+    e.handle("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1h1")
+    assert e.engine.position.move_stack()[-1] == "e1h1"
+    e.handle("setoption name UCI_Chess960 value false")
+    e.handle("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1")
+    assert e.engine.position.move_stack()[-1] == "e1g1"
+    e.handle("quit")

@@ -269,3 +269,25 @@ def test_xboard_declares_the_options_and_they_change_what_it_plays_or_posts(sess
     session.send("option NullMoveR=42")
     assert "NullMoveR: 42 is outside its range" in session.expect("Error (")
     assert _thinking(session) == base
+
+
+def test_variant_fischerandom_castles_as_o_o(session):
+    session.send("protover 2")
+    assert 'variants="normal,fischerandom"' in session.expect("feature ping=1")
+    session.expect("feature done=1")
+    for line in ("new", "variant fischerandom", "force",
+                 "setboard 1k6/8/8/8/8/8/8/R4KR1 b GA - 0 1", "usermove b8a7", "sd 1",
+                 "usermove O-O"):
+        session.send(line)
+    session.send("ping 7")
+    session.expect("pong 7")
+    session.send("setboard 1k6/8/8/8/8/8/8/R4KR1 w GA - 0 1")
+    session.send("usermove f1g1")  # king takes rook: castling too
+    session.send("setboard 7k/8/8/8/8/8/6PP/R3K3 w Q - 0 1")
+    session.send("sd 2")
+    session.send("go")
+    move = session.expect("move ").split()[1]
+    assert move in {m.uci() for m in chess.Board("7k/8/8/8/8/8/6PP/R3K3 w Q - 0 1",
+                                                 chess960=True).legal_moves} | {"O-O-O"}
+    session.send("variant shogi")
+    session.expect("Error (unsupported variant)")

@@ -18,6 +18,7 @@ from wasp.fen import STARTING_FEN
 from wasp.pgn import pgn_text
 from wasp.san import line_to_san, to_san
 from wasp.san import numbered as san_numbered
+from wasp.types import FLAG_CASTLE
 
 MOVETIME_RANGE = (50, 600_000)  # milliseconds per move
 DEPTH_RANGE = (1, 40)
@@ -103,6 +104,18 @@ def check_fen(fen) -> Position:
         raise RequestError(str(e)) from None
 
 
+def clickable_moves(position: Position) -> list[str]:
+    """The legal moves in UCI, as the board offers them: in Chess960 a user castles by moving
+    the king onto its rook, or two squares toward it when no other move is written so."""
+    moves = position.legal_moves()
+    if position.chess960:
+        for code in position.legal_move_codes():
+            step = move_to_uci(code)
+            if code & FLAG_CASTLE and abs(ord(step[0]) - ord(step[2])) == 2 and step not in moves:
+                moves.append(step)
+    return moves
+
+
 def numbered(position: Position, sans: list[str]) -> str:
     """A line of SAN moves with move numbers, from `position`: '12... Nf6 13. e5'."""
     return " ".join(san_numbered(position, sans))
@@ -182,7 +195,7 @@ class Game:
                 "fen": position.fen(),
                 "start_fen": self.start_fen,
                 "turn": "w" if turn == 0 else "b",
-                "legal": position.legal_moves() if human_turn else [],
+                "legal": clickable_moves(position) if human_turn else [],
                 "human_to_move": human_turn,
                 "check": check_square,
                 "last_move": self.moves[-1]["uci"] if self.moves else None,
@@ -222,7 +235,7 @@ class Game:
 
     def _push(self, code: int, by: str, analysis) -> None:
         san = to_san(self.position, code)
-        self.moves.append({"uci": move_to_uci(code), "san": san, "by": by,
+        self.moves.append({"uci": self.position.uci(code), "san": san, "by": by,
                            "analysis": analysis})
         self.position.push(code)
         self._last_push = time.monotonic()

@@ -10,6 +10,14 @@
     POST /api/games/ID/close        forget the game
     GET  /api/games/ID/pgn          the game as a PGN download
 
+With `--runs DIR` (the dashboard, `wasp.gui.runs`), read-only views of the runs under DIR:
+
+    GET  /runs                      the dashboard page (runs.html); /static/runs.js, runs.css
+    GET  /api/runs                  the runs, newest first, with kind, state and progress
+    GET  /api/run?id=RUN            one run's page data (RUN: its path under DIR)
+    GET  /api/run/games?id=RUN&engine=&result=&termination=&offset=&limit=
+    GET  /api/run/game?id=RUN&game=N    one game, move by move, for the board
+
 A player is {"type": "human"} or {"type": "engine", "movetime": ms} or {"type": "engine",
 "depth": d}. Errors are JSON {"error": "..."} with a 4xx status. Only the files listed in
 STATIC_FILES are served, looked up by exact path: nothing else on disk is reachable.
@@ -18,6 +26,7 @@ STATIC_FILES are served, looked up by exact path: nothing else on disk is reacha
 import http.server
 import ipaddress
 import json
+import os
 import secrets
 import socket
 import sys
@@ -33,6 +42,9 @@ STATIC_FILES = {  # URL path -> (file in wasp/gui/static, content type)
     "/index.html": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/style.css": ("style.css", "text/css; charset=utf-8"),
+    "/runs": ("runs.html", "text/html; charset=utf-8"),
+    "/static/runs.js": ("runs.js", "text/javascript; charset=utf-8"),
+    "/static/runs.css": ("runs.css", "text/css; charset=utf-8"),
 }
 MAX_BODY = 64 * 1024
 MAX_GAMES = 16
@@ -217,6 +229,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # -- the API -----------------------------------------------------------------------
     def _api(self, method: str, path: str, query: dict) -> None:
+        if path == "/api/runs" or path.startswith("/api/run/") or path == "/api/run":
+            self._runs(method, path, query)
+            return
         games = self.server.games
         parts = path.split("/")[2:]  # after "/api/"
         if parts == ["games"]:
@@ -250,6 +265,38 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method != "POST":
             raise RequestError(f"use POST on {path}", 405)
         posts[action](game, self._body())
+
+    def _runs(self, method: str, path: str, query: dict) -> None:
+        """The dashboard's read-only views (wasp.gui.runs)."""
+        from wasp.gui.runs import RunError
+
+        runs = self.server.runs
+        if runs is None:
+            raise RequestError("no runs directory: start the server with "
+                               "'wasp gui --runs DIR'", 404)
+        if method not in ("GET", "HEAD"):
+            raise RequestError(f"{method} is not allowed on {path}", 405)
+
+        def arg(name):
+            values = query.get(name)
+            if not values or not values[0]:
+                raise RequestError(f"{path} needs ?{name}=...")
+            return values[0]
+
+        try:
+            if path == "/api/runs":
+                data = runs.list()
+            elif path == "/api/run":
+                data = runs.detail(arg("id"))
+            elif path == "/api/run/games":
+                data = runs.games(arg("id"), query)
+            elif path == "/api/run/game":
+                data = runs.game(arg("id"), arg("game"))
+            else:
+                raise RequestError(f"no API endpoint {path!r}", 404)
+        except RunError as e:
+            raise RequestError(str(e), e.status) from None
+        self._json(200, data)
 
     def _poll(self, game: Game, query: dict) -> None:
         try:
@@ -294,7 +341,7 @@ class BoardServer(http.server.ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
-                 engine_settings=()):
+                 engine_settings=(), runs_dir: str | None = None):
         if ":" in host.strip("[]"):
             self.address_family = socket.AF_INET6
         super().__init__((host.strip("[]"), port), Handler)
@@ -302,6 +349,11 @@ class BoardServer(http.server.ThreadingHTTPServer):
         self.verbose = verbose
         self.static = _load_static()
         self.games = Games(engine_settings)
+        self.runs = None
+        if runs_dir is not None:
+            from wasp.gui.runs import Runs
+
+            self.runs = Runs(runs_dir)  # RunError when it is not a directory
 
     @property
     def url(self) -> str:
@@ -315,9 +367,13 @@ class BoardServer(http.server.ThreadingHTTPServer):
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
-          engine_settings=()) -> int:
-    """Serve the board until Ctrl-C; returns the exit code. `engine_settings`: (UCI option
-    name, value) pairs every game's engine gets (a book, EvalFile, SearchFile, Hash, ...)."""
+          engine_settings=(), runs_dir: str | None = None) -> int:
+    """Serve the board (and with `runs_dir` the dashboard of the runs under it) until Ctrl-C;
+    returns the exit code. `engine_settings`: (UCI option name, value) pairs every game's
+    engine gets (a book, EvalFile, SearchFile, Hash, ...)."""
+    if runs_dir is not None and not os.path.isdir(runs_dir):
+        print(f"wasp gui: error: --runs {runs_dir!r} is not a directory", file=sys.stderr)
+        return 1
     from wasp.engine import Engine
     from wasp.warmup import warmup
 
@@ -330,14 +386,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
         print(f"wasp gui: error: {e}", file=sys.stderr)
         return 1
     try:
-        server = BoardServer(host, port, verbose, engine_settings)
+        server = BoardServer(host, port, verbose, engine_settings, runs_dir)
     except OSError as e:
         print(f"wasp gui: cannot listen on {host}:{port}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"Wasp-Py board at {server.url}  (Ctrl-C to stop)", flush=True)
+    if runs_dir is not None:
+        print(f"runs under {os.path.abspath(runs_dir)} at {server.url}runs", flush=True)
     if not _loopback(host):
-        print(f"warning: listening on {host}: other machines can reach this board",
-              file=sys.stderr)
+        print(f"warning: listening on {host}: other machines can reach this "
+              f"{'board and the runs' if runs_dir is not None else 'board'}", file=sys.stderr)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -12,6 +12,8 @@ crash (exits), hang (stops reading and answering), stall (answers after
 ``--delay`` seconds), illegal (answers with an illegal move), nostart (exits
 before ``uciok``). ``--slowready S`` waits S seconds before its first ``readyok`` (an
 engine that compiles at start). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
+``--bench NPS`` prints a bench report (12345 nodes at NPS nodes/second) and exits.
+``--affinityfile F`` appends ``PID CORES`` (the CPUs it may run on) to F at every ``go``.
 """
 
 import argparse
@@ -65,7 +67,14 @@ def main() -> None:
     ap.add_argument("--name", default="Fake")
     ap.add_argument("--slowready", type=float, default=0.0)
     ap.add_argument("--envfile", default=None, help="append NUMBA_CACHE_DIR here at start")
+    ap.add_argument("--affinityfile", default=None, help="append the allowed CPUs at each go")
+    ap.add_argument("--bench", type=int, default=None, help="print a bench report, exit")
     args = ap.parse_args()
+    if args.bench is not None:
+        print("Total time (ms) : 10")
+        print("Nodes searched  : 12345")
+        print(f"Nodes/second    : {args.bench}")
+        return
     if args.envfile:
         with open(args.envfile, "a") as f:
             f.write(f"{os.environ.get('NUMBA_CACHE_DIR', '')}\n")
@@ -110,6 +119,10 @@ def main() -> None:
             played = list(moves)
         elif cmd == "go":
             gos += 1
+            if args.affinityfile:
+                cores = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+                with open(args.affinityfile, "a") as f:
+                    f.write(f"{os.getpid()} {cores}\n")
             failing = args.fail is not None and gos >= args.after
             if failing and args.fail == "crash":
                 sys.exit(1)

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""A UCI engine with one protocol fault, for ``wasp-match -compliance``'s tests.
+
+    broken_uci.py --fault none|nouciok|noreadyok|illegal|badinfo|badpv|nostop|badoption
+
+It answers at once with the first legal move (sorted by UCI text) and one info
+line; ``go infinite`` searches until ``stop``. Its single fault: no ``uciok``,
+no ``readyok``, an illegal bestmove, a non-integer score, an illegal pv move,
+ignoring ``stop``, or a spin option whose default is outside min..max.
+"""
+
+import argparse
+import sys
+
+import chess
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fault", default="none")
+    fault = ap.parse_args().fault
+    board = chess.Board()
+    searching = False
+
+    def out(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    def bestmove() -> None:
+        moves = sorted(m.uci() for m in board.legal_moves)
+        move = moves[0]
+        score = "cp 12.5" if fault == "badinfo" else "cp 12"
+        pv = "e2e5" if fault == "badpv" else move
+        out(f"info depth 1 score {score} nodes 1 time 0 pv {pv}")
+        if fault == "illegal":
+            empty = [chess.square_name(s) for s in chess.SQUARES if board.piece_at(s) is None]
+            move = empty[0] + empty[1]
+        out(f"bestmove {move}")
+
+    for line in sys.stdin:
+        tokens = line.split()
+        if not tokens:
+            continue
+        cmd = tokens[0]
+        if cmd == "uci":
+            out("id name Broken")
+            out("id author wasp-py tests")
+            if fault == "badoption":
+                out("option name Hash type spin default 64 min 1 max 16")
+            else:
+                out("option name Hash type spin default 1 min 1 max 16")
+            if fault != "nouciok":
+                out("uciok")
+        elif cmd == "isready":
+            if fault != "noreadyok":
+                out("readyok")
+        elif cmd == "position":
+            if tokens[1] == "startpos":
+                board, rest = chess.Board(), tokens[2:]
+            else:
+                board, rest = chess.Board(" ".join(tokens[2:8])), tokens[8:]
+            for m in rest[1:] if rest and rest[0] == "moves" else []:
+                board.push_uci(m)
+        elif cmd == "go":
+            if "infinite" in tokens:
+                searching = True
+                out("info depth 1 score cp 0 nodes 1 time 0")
+            else:
+                bestmove()
+        elif cmd == "stop":
+            if searching and fault != "nostop":
+                searching = False
+                bestmove()
+        elif cmd == "quit":
+            return
+
+
+if __name__ == "__main__":
+    main()

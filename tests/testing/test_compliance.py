@@ -1,0 +1,93 @@
+"""`wasp-match -compliance`: real engines pass, each broken test engine fails with its reason."""
+
+import os
+import sys
+
+import chess
+import pytest
+
+from testing.cli import main
+from testing.compliance import info_problem, option_problem
+
+from .conftest import HERE
+
+BROKEN = os.path.join(HERE, "fake_engines", "broken_uci.py")
+
+
+def run(capsys, argv):
+    code = main(["-compliance", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_correct_engine_passes_every_step(capsys):
+    code, out, err = run(capsys, [sys.executable, f"arg={BROKEN}", "arg=--fault=none"])
+    assert code == 0, out + err
+    assert "FAIL" not in out and "0 failed" in out and out.count("PASS step") >= 20
+
+
+@pytest.mark.parametrize("fault,step,reason", [
+    ("nouciok", "`uci` answered by `uciok`", "no `uciok` within"),
+    ("noreadyok", "`isready`", "no `readyok` within"),
+    ("illegal", "legal bestmove", "is not legal in"),
+    ("badinfo", "valid info lines", "malformed info line: score needs cp N or mate N"),
+    ("badpv", "valid info lines", "pv move 'e2e5' is not legal"),
+    ("nostop", "`stop` answered", "ignores stop"),
+    ("badoption", "option declarations", "spin default 64 outside min 1 .. max 16"),
+])
+def test_each_broken_engine_fails_with_its_reason(capsys, fault, step, reason):
+    code, out, err = run(capsys, [sys.executable, f"arg={BROKEN}", f"arg=--fault={fault}",
+                                  "startup=2"])
+    assert code == 1
+    first = next(ln for ln in out.splitlines() if ln.startswith("FAIL"))
+    assert step in first and reason in first, out
+    assert "Not compliant: " in err
+
+
+def test_the_offending_line_is_shown(capsys):
+    code, out, _ = run(capsys, [sys.executable, f"arg={BROKEN}", "arg=--fault=badinfo"])
+    assert code == 1
+    assert "offending line: 'info depth 1 score cp 12.5 nodes 1 time 0 pv " in out
+
+
+def test_info_line_syntax_against_python_chess():
+    b = chess.Board()
+    assert info_problem("info depth 3 seldepth 5 multipv 1 score mate -2 upperbound nodes 9 "
+                        "nps 100 hashfull 0 tbhits 0 time 1 pv e2e4 e7e5 g1f3", b) is None
+    assert info_problem("info string anything at all 1.5", b) is None
+    assert info_problem("info depth 2 currmove e2e4 currmovenumber 1", b) is None
+    assert "nps needs an integer" in info_problem("info depth 1 nps 1.5e3", b)
+    assert "unknown token 'foo'" in info_problem("info depth 1 foo 3", b)
+    assert "pv move 'e2e3' is not legal after e2e4" in \
+        info_problem("info depth 2 pv e2e4 e2e3 e7e5", b)  # white moved twice
+    assert option_problem("option name Style type combo default Risky var Solid var Risky") \
+        is None
+    assert "combo default" in option_problem("option name S type combo default X var A")
+    assert "check default" in option_problem("option name P type check default yes")
+
+
+def test_bad_compliance_command_lines_exit_2(capsys):
+    assert run(capsys, [])[0] == 2
+    code, _, err = run(capsys, ["/nonexistent/engine"])
+    assert code == 2 and "not found" in err
+    code, _, err = run(capsys, [sys.executable, "tc=10"])
+    assert code == 2 and "'tc' does not apply" in err
+
+
+def test_stockfish_passes(capsys, stockfish):
+    code, out, err = run(capsys, [stockfish])
+    assert code == 0, out + err
+
+
+def test_fairymax_passes_as_xboard_engine(capsys, fairymax):
+    code, out, err = run(capsys, [fairymax, "proto=xboard"])
+    assert code == 0, out + err
+    assert "Illegal move" in out
+
+
+@pytest.mark.parametrize("proto", ["uci", "xboard"])
+def test_wasp_passes(capsys, proto):
+    code, out, err = run(capsys, [sys.executable, "arg=-m", "arg=wasp.cli", f"proto={proto}",
+                                  "startup=300"])
+    assert code == 0, out + err
+    assert "SKIP" not in out
