@@ -246,7 +246,10 @@ def _check_pgn(path):
     _check_files([path], "PGN file")
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)
     with open(path, encoding="utf-8", errors="replace") as f:
-        game = chess.pgn.read_game(f)
+        try:
+            game = chess.pgn.read_game(f)
+        except (ValueError, IndexError):  # IndexError: python-chess on a stray `)`
+            game = None
     if game is None or game.errors or game.next() is None:
         raise CliError(f"PGN file {path}: its first game has no readable moves: not PGN games")
 

@@ -1,13 +1,9 @@
-"""Chess960 and double Fischer Random (DFRC) start positions, and opening books of them.
+"""Opening books of double Fischer Random (DFRC) and Chess960 start positions.
 
-Chess960 positions use the standard numbering 0..959 (518 is the usual start), as
-python-chess's `chess.Board.from_chess960_pos` computes it. A DFRC position gives each side
-its own 960 arrangement: DFRC number ``960 * white + black``, the order of the DFRC book
-fishtest and OpenBench use (line 1: both sides 0; line 2: white 0, black 1).
-
-Note for the lead: `wasp.chess960.back_rank` (issue 20, part A, branch issue20a) gives the
-same back rank as this one for all 960 numbers (checked against that branch); once it lands,
-`back_rank` here can call it instead of python-chess (tests/datasets/test_frc.py pins both).
+The positions come from `wasp.chess960` (Chess960's standard numbering 0..959, 518 the usual
+start, as python-chess's `chess.Board.from_chess960_pos`). A DFRC position gives each side its
+own arrangement: DFRC number ``960 * white + black``, the order of the DFRC book fishtest and
+OpenBench use (line 1: both sides 0; line 2: white 0, black 1).
 """
 
 from __future__ import annotations
@@ -19,9 +15,10 @@ import sys
 
 import chess
 
+from wasp import chess960 as w960
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail
 
-N960 = 960
+N960 = w960.N_POSITIONS
 NDFRC = N960 * N960
 CASTLING_FORMS = ("shredder", "xfen")
 
@@ -38,31 +35,19 @@ exit codes: 0 ok, 1 the output cannot be written, 2 a bad command line
 """
 
 
-def back_rank(n: int) -> str:
-    """White's pieces a1..h1 (upper case) of Chess960 position `n` (0..959)."""
-    if not 0 <= n < N960:
-        raise ValueError(f"Chess960 position {n} outside 0..959")
-    board = chess.Board.from_chess960_pos(n)
-    return "".join(board.piece_at(sq).symbol() for sq in chess.SquareSet(chess.BB_RANK_1))
-
-
 def dfrc_board(number: int) -> chess.Board:
     """DFRC position `number` (0..921599; white's arrangement number // 960, black's
     number % 960), with every castling right, as a chess960 board."""
-    if not 0 <= number < NDFRC:
-        raise ValueError(f"DFRC position {number} outside 0..{NDFRC - 1}")
-    white, black = divmod(number, N960)
-    fen = f"{back_rank(black).lower()}/{'p' * 8}/8/8/8/8/{'P' * 8}/{back_rank(white)} w - - 0 1"
-    board = chess.Board(fen, chess960=True)
-    board.castling_rights = board.rooks & (chess.BB_RANK_1 | chess.BB_RANK_8)
-    return board
+    return chess.Board(dfrc_fen(number), chess960=True)
 
 
 def dfrc_fen(number: int, castling: str = "shredder") -> str:
     """The FEN of DFRC position `number` (castling field Shredder-FEN or X-FEN)."""
+    if not 0 <= number < NDFRC:
+        raise ValueError(f"DFRC position {number} outside 0..{NDFRC - 1}")
     if castling not in CASTLING_FORMS:
         raise ValueError(f"castling form {castling!r} (expected shredder or xfen)")
-    return dfrc_board(number).fen(shredder=castling == "shredder")
+    return w960.dfrc_fen(*divmod(number, N960), shredder=castling == "shredder")
 
 
 def chess960_number(n: int) -> int:

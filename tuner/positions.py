@@ -336,7 +336,7 @@ def load_pgn(path, skip_plies=8, skip_bad=False) -> PositionSet:
             start = handle.lineno + 1
             try:
                 game = chess.pgn.read_game(handle)
-            except (ValueError, KeyError) as e:
+            except (ValueError, KeyError, IndexError) as e:  # IndexError: a stray `)`
                 _bad_line(path, start, f"unreadable game: {e}", "", skip_bad, bad)
                 continue
             if game is None:

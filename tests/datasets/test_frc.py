@@ -13,10 +13,14 @@ from tests.conftest import ROOT
 KNOWN = {0: "BBQNNRKR", 1: "BQNBNRKR", 518: "RNBQKBNR", 959: "RKRNNQBB"}
 
 
+def back_rank(n):
+    return frc.dfrc_fen(frc.chess960_number(n)).split("/")[-1].split()[0]
+
+
 def test_back_ranks_follow_the_standard_numbering_and_the_960_rules():
     for n, rank in KNOWN.items():
-        assert frc.back_rank(n) == rank
-    ranks = [frc.back_rank(n) for n in range(frc.N960)]
+        assert back_rank(n) == rank
+    ranks = [back_rank(n) for n in range(frc.N960)]
     assert len(set(ranks)) == 960
     for rank in ranks:
         assert sorted(rank) == sorted("RNBQKBNR")
@@ -24,8 +28,11 @@ def test_back_ranks_follow_the_standard_numbering_and_the_960_rules():
         assert (b1 + b2) % 2 == 1  # bishops on opposite colours
         r1, r2 = (i for i, p in enumerate(rank) if p == "R")
         assert r1 < rank.index("K") < r2  # the king between its rooks
-    with pytest.raises(ValueError, match="outside 0..959"):
-        frc.back_rank(960)
+    for n in range(frc.N960):  # python-chess's numbering is the reference
+        board = chess.Board.from_chess960_pos(n)
+        assert frc.dfrc_board(frc.chess960_number(n)).board_fen() == board.board_fen()
+    with pytest.raises(ValueError, match="outside 0..921599"):
+        frc.dfrc_fen(frc.NDFRC)
 
 
 def test_dfrc_numbers_are_white_times_960_plus_black():
