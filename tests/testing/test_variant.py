@@ -150,14 +150,13 @@ def test_xboard_engines_get_variant_and_castling_as_o_o(tmp_path):
         e.kill()
 
 
-@pytest.mark.engines
-def test_stockfish_dfrc_match_under_wasp_match(stockfish, capsys, tmp_path):
+def _dfrc_match(capsys, tmp_path, engines, srand):
+    """Play 4 games on the DFRC book, check each against python-chess; the castlings seen."""
     pgn = tmp_path / "games.pgn"
     rundir = tmp_path / "run"
-    argv = ["-engine", f"cmd={stockfish}", "name=sf1", "-engine", f"cmd={stockfish}",
-            "name=sf2", "-each", "nodes=3000", "option.Hash=16", "option.Threads=1",
+    argv = [*engines, "-each", "nodes=3000", "option.Hash=16",
             "-variant", "fischerandom", "-openings", f"file={DFRC}", "order=random",
-            "-srand", "3", "-rounds", "2", "-repeat", "-maxmoves", "80",
+            "-srand", str(srand), "-rounds", "2", "-repeat", "-maxmoves", "80",
             "-pgnout", str(pgn), "-rundir", str(rundir), "-ratinginterval", "0"]
     code, out, err = run(capsys, argv)
     assert code == 0, err
@@ -185,6 +184,22 @@ def test_stockfish_dfrc_match_under_wasp_match(stockfish, capsys, tmp_path):
             board.push(move)
         assert board.fen() == final == game.end().board().fen()
         assert [m.uci() for m in game.mainline_moves()] == moves.split()
+    return castled
+
+
+@pytest.mark.engines
+def test_stockfish_dfrc_match_under_wasp_match(stockfish, capsys, tmp_path):
+    engines = ["-engine", f"cmd={stockfish}", "name=sf1", "option.Threads=1",
+               "-engine", f"cmd={stockfish}", "name=sf2", "option.Threads=1"]
+    castled = _dfrc_match(capsys, tmp_path, engines, srand=3)
+    assert castled, "no castling in four DFRC games: the king-takes-rook path went untested"
+
+
+@pytest.mark.engines
+def test_wasp_against_stockfish_on_the_dfrc_book(stockfish, capsys, tmp_path):
+    engines = ["-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", "name=wasp",
+               "startup=300", "-engine", f"cmd={stockfish}", "name=sf", "option.Threads=1"]
+    castled = _dfrc_match(capsys, tmp_path, engines, srand=5)
     assert castled, "no castling in four DFRC games: the king-takes-rook path went untested"
 
 
