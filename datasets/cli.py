@@ -261,11 +261,16 @@ def _check_openings(path):
         return
     _check_files([path], "openings file")
     from testing.openings import OpeningBook
+    from testing.variant import VariantError
 
     try:
         book = OpeningBook(path)
         for i in range(len(book)):
             book.get(i)
+    except VariantError as e:
+        raise CliError(f"openings file {str(e).split(': give')[0]}: self-play here is "
+                       f"standard chess (play 960 games with wasp-match -variant "
+                       f"fischerandom, then wasp-tune data GAMES.pgn)") from None
     except ValueError as e:
         raise CliError(f"openings file {e}") from None
 
