@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 
-from .config import MatchConfig, OpeningsConfig, SprtConfig
+from .config import MatchConfig, OpeningsConfig, PgnOptions, SprtConfig
 from .engine import EngineConfig
 from .game import DrawAdjudication, ResignAdjudication
 from .schedule import POLICIES
@@ -22,6 +22,7 @@ from .timecontrol import TimeControl
 
 USAGE = """\
 usage: wasp-match -engine cmd=CMD [name=NAME] [proto=uci|xboard] ... -engine ... [options]
+       wasp-match reproduce DIR GAME [--ply N] [--side white|black] [--timeout S]
 
 Plays engine matches (UCI or xboard engines as subprocesses), commits every game
 to a SQLite run store, and reports Elo, nElo, pentanomial counts and the SPRT.
@@ -72,7 +73,14 @@ Statistics:
   -ratinginterval N       print the report every N games (default 10; 0: only at the end)
 
 Output and runs:
-  -pgnout FILE  -epdout FILE  -log FILE
+  -pgnout FILE [min] [fi]  or  -pgnout file=FILE [nodes=true] [seldepth=true] [nps=true]
+          [hashfull=true] [tbhits=true] [pv=true] [timeleft=true] [latency=true] [min=true]
+          [notation=san|lan|uci]
+                          the games as PGN: each move's comment holds score/depth and time,
+                          and the figures switched on (n= sd= nps= hashfull= tbhits= tl=
+                          latency= pv="..."); min: the seven tags only, no comments; fi:
+                          finished games only (always so: unfinished games are not kept)
+  -epdout FILE  -log FILE
   -rundir DIR             run directory (default runs/<timestamp>)
   -resume DIR             go on with the run stored in DIR
   -recover                restart engines that crash or stall and go on
@@ -89,6 +97,11 @@ Output and runs:
                           slower than maxfactor, or whose bench node count differs from
                           nodes=, is refused with the reason
   -progress on|off        live progress line (default: when stderr is a terminal)
+
+Every game's protocol transcript and engine stderr are kept in the run store
+(testing.transcript(DIR, GAME), testing.stderr(DIR, GAME)); `wasp-match reproduce DIR
+GAME` replays a game against fresh engines and says where they behave differently
+(see wasp-match reproduce --help).
 
 Example:
   wasp-match -engine cmd=stockfish name=sf1 -engine cmd=stockfish name=sf2 \\
@@ -224,9 +237,9 @@ def parse_args(argv: list[str]) -> dict:
             i += 1
             if flag == "-config" and value.startswith("file="):
                 value = value[5:]
-            if flag in ("-pgnout", "-epdout"):
-                # cutechess takes optional trailing words (min, fi): accept and ignore.
-                while i < n and argv[i] in ("min", "fi"):
+            if flag == "-pgnout":
+                value = _pgnout_items(argv, i - 1)
+                while i < n and not _is_flag(argv[i]):
                     i += 1
             raw[flag[1:]] = value
         elif flag in OPTIONAL_VALUE_FLAGS:
@@ -244,6 +257,53 @@ def parse_args(argv: list[str]) -> dict:
         else:
             raise UsageError(f"unknown flag {flag!r} (see --help)")
     return raw
+
+
+PGN_SWITCHES = ("nodes", "seldepth", "nps", "hashfull", "tbhits", "pv", "timeleft", "latency",
+                "min")
+
+
+def _pgnout_items(argv: list[str], i: int) -> dict:
+    """``-pgnout FILE [min] [fi]`` (cutechess) or ``-pgnout file=FILE [nodes=true] ...``
+    (fastchess) from argv[i:] -> {"file": ..., switch: value}."""
+    d: dict = {}
+    first = True
+    while i < len(argv) and not (_is_flag(argv[i]) and not first):
+        tok = argv[i]
+        i += 1
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            d[k] = v
+        elif first:
+            d["file"] = tok
+        elif tok == "min":
+            d["min"] = "true"
+        elif tok == "fi":
+            d["fi"] = "true"  # finished games only: the runner writes no other kind
+        else:
+            raise UsageError(f"-pgnout: unexpected {tok!r} (expected KEY=VALUE, min or fi)")
+        first = False
+    return d
+
+
+def _pgn_options(v) -> tuple[str | None, PgnOptions]:
+    """(file, PgnOptions) of a -pgnout value: a file name or a dict of switches."""
+    if not isinstance(v, dict):
+        return str(v), PgnOptions()
+    _check_keys("-pgnout", v, {"file", "notation", "fi", *PGN_SWITCHES})
+    opts = PgnOptions()
+    for k in PGN_SWITCHES:
+        if k in v:
+            setattr(opts, k, _bool(f"-pgnout: {k}", v[k]))
+    if "fi" in v:
+        _bool("-pgnout: fi", v["fi"])
+    if "notation" in v:
+        opts.notation = str(v["notation"])
+        if opts.notation not in ("san", "lan", "uci"):
+            raise UsageError(f"-pgnout: notation={opts.notation!r} (expected san, lan or uci)")
+    if "file" not in v:
+        raise UsageError("-pgnout: file= is required")
+    return str(v["file"]), opts
 
 
 def _is_flag(tok: str) -> bool:
@@ -508,6 +568,9 @@ def build_config(raw: dict) -> MatchConfig:
         if len(engines) != 2:
             raise UsageError(f"-sprt needs exactly two engines, got {len(engines)}")
         cfg.sprt = s
+    if "pgnout" in raw:
+        raw = dict(raw)
+        raw["pgnout"], cfg.pgn = _pgn_options(raw["pgnout"])
     for key in ("pgnout", "epdout", "log"):
         if key in raw:
             path = os.path.abspath(str(raw[key]))
@@ -826,6 +889,10 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help", "-help"):
         print(USAGE)
         return 0
+    if argv[0] == "reproduce":
+        from .reproduce import main as reproduce_main
+
+        return reproduce_main(argv[1:])
     if argv[0] in ("-compliance", "--compliance"):
         try:
             ecfg = compliance_config(argv[1:])

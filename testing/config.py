@@ -20,6 +20,22 @@ class OpeningsConfig:
 
 
 @dataclass
+class PgnOptions:
+    """fastchess's ``-pgnout`` switches: what each move's comment and the tags hold."""
+
+    nodes: bool = False
+    seldepth: bool = False
+    nps: bool = False
+    hashfull: bool = False
+    tbhits: bool = False
+    pv: bool = False
+    timeleft: bool = False
+    latency: bool = False
+    min: bool = False  # the seven tag roster (and FEN), no comments
+    notation: str = "san"  # san | lan | uci
+
+
+@dataclass
 class SprtConfig:
     elo0: float
     elo1: float
@@ -53,6 +69,7 @@ class MatchConfig:
     site: str = "?"
     dask: str | None = None
     progress: bool | None = None  # live progress line (default: when stderr is a tty)
+    pgn: PgnOptions = field(default_factory=PgnOptions)
     affinity: list[int] | None = None  # -use-affinity: the cores split among the games
     scale_tc: dict | None = None  # -scale-tc: a testing.speed.ScaleConfig's fields
     variant: str = "standard"  # standard | fischerandom (Chess960 and DFRC books)
@@ -70,7 +87,7 @@ class MatchConfig:
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "engines"}
-        for k in ("openings", "sprt", "draw", "resign", "tb"):
+        for k in ("openings", "sprt", "draw", "resign", "tb", "pgn"):
             if d[k] is not None:
                 d[k] = asdict(d[k])
         d["engines"] = [e.to_dict() for e in self.engines]
@@ -86,6 +103,7 @@ class MatchConfig:
             ("draw", DrawAdjudication),
             ("resign", ResignAdjudication),
             ("tb", TablebaseAdjudication),
+            ("pgn", PgnOptions),
         ):
             if d.get(key) is not None:
                 d[key] = typ(**d[key])

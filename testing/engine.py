@@ -10,6 +10,7 @@ import os
 import select
 import shlex
 import subprocess
+import tempfile
 import threading
 import time
 from collections import deque
@@ -23,6 +24,8 @@ STARTUP_TIMEOUT = 15.0  # default seconds for `uciok` / xboard features / `ready
 UNLIMITED_MOVE_TIMEOUT = 300.0  # for searches with no clock (nodes=, depth=)
 STOP_GRACE = 1.0  # seconds an engine gets to answer `stop` after its deadline
 HEAD_BYTES = 4096  # output kept from an engine's start, to explain a failed start
+TRANSCRIPT_CAP = 32 << 20  # bytes of protocol text kept per game and engine (a flood is cut)
+STDERR_CAP = 1 << 20  # bytes of stderr kept per game and engine (the last ones)
 
 # what an xboard engine says to a `uci` it does not understand (Fairy-Max: `tellics say`)
 _XBOARD_SIGNS = (b"tellics ", b"telluser ", b"feature ", b"Error (unknown command)",
@@ -112,6 +115,12 @@ class SearchResult:
     depth: int | None = None
     ponder: str | None = None
     resign: bool = False
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    hashfull: int | None = None
+    tbhits: int | None = None
+    pv: str | None = None
 
 
 @dataclass
@@ -148,12 +157,94 @@ class Logger:
         self._f.close()
 
 
+class Recording:
+    """What one engine said and was told, and its stderr, since the last ``take``.
+
+    The hot path appends ``(perf_counter, direction, bytes)`` per write and per chunk
+    read; lines are split and stamped only when a game's record is taken.
+    """
+
+    def __init__(self):
+        self.chunks: list[tuple[float, bytes, bytes]] = []
+        self.size = 0
+        self.cut = False
+        self.stderr = None  # an unnamed temporary file the engine writes its stderr to
+        self._err_pos = 0
+
+    def add(self, t: float, direction: bytes, data: bytes) -> None:
+        if self.size < TRANSCRIPT_CAP:
+            self.chunks.append((t, direction, data))
+            self.size += len(data)
+        else:
+            self.cut = True
+
+    def take(self) -> tuple[bytes, bytes]:
+        """(transcript, stderr) since the last take, as bytes; then start afresh.
+
+        The transcript has one line per protocol line: ``SECONDS DIR TEXT`` with
+        SECONDS from the first line (monotonic clock), DIR ``>`` (sent to the
+        engine) or ``<`` (received from it).
+        """
+        out = []
+        chunks, self.chunks, self.size = self.chunks, [], 0
+        t0 = chunks[0][0] if chunks else 0.0
+        partial = b""
+        for t, d, data in chunks:
+            stamp = b"%.6f %s " % (t - t0, d)
+            if d == b"<":
+                data = partial + data
+                lines = data.split(b"\n")
+                partial = lines.pop()
+            elif data:
+                lines = data.rstrip(b"\n").split(b"\n")
+            else:
+                continue
+            out.extend(stamp + ln.rstrip(b"\r") for ln in lines)
+        if partial:
+            out.append(b"%.6f < " % (chunks[-1][0] - t0) + partial)
+        if self.cut:
+            out.append(b"# transcript cut at %d MB" % (TRANSCRIPT_CAP >> 20))
+            self.cut = False
+        text = b"\n".join(out) + b"\n" if out else b""
+        return text, self._take_stderr()
+
+    def _take_stderr(self) -> bytes:
+        f = self.stderr
+        if f is None:
+            return b""
+        try:
+            end = os.fstat(f.fileno()).st_size
+            start = self._err_pos
+            cut = end - start > STDERR_CAP
+            if cut:
+                start = end - STDERR_CAP
+            data = os.pread(f.fileno(), end - start, start) if end > start else b""
+        except OSError:
+            return b""
+        self._err_pos = end
+        if cut:
+            data = b"[stderr cut: its last %d bytes follow]\n" % STDERR_CAP + data
+        return data
+
+    def close_stderr(self) -> None:
+        if self.stderr is not None:
+            self.stderr.close()
+            self.stderr = None
+
+
 class _Process:
     """An engine subprocess with a line reader on its stdout."""
 
-    def __init__(self, cfg: EngineConfig, logger: Logger | None):
+    def __init__(self, cfg: EngineConfig, logger: Logger | None, rec: Recording | None = None):
         self.cfg = cfg
         self.logger = logger
+        self.rec = rec
+        err = subprocess.DEVNULL
+        if rec is not None:
+            rec.close_stderr()
+            rec.stderr = tempfile.TemporaryFile(prefix="wasp-stderr-")
+            rec._err_pos = 0
+            err = rec.stderr
         env = dict(os.environ)
         env.update(cfg.env)
         cmd = cfg.cmd
@@ -164,7 +255,7 @@ class _Process:
                 [cmd, *cfg.args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=err,
                 cwd=cfg.dir or None,
                 env=env,
                 bufsize=0,
@@ -183,6 +274,8 @@ class _Process:
 
     def send(self, text: str) -> None:
         data = text.encode()
+        if self.rec is not None:
+            self.rec.add(time.perf_counter(), b">", data)
         if self.logger:
             self.logger.write(self.cfg.name, ">", text)
         try:
@@ -206,6 +299,8 @@ class _Process:
             self.last_read = time.perf_counter()
             if not chunk:
                 raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
+            if self.rec is not None:
+                self.rec.add(self.last_read, b"<", chunk)
             if len(self.head) < HEAD_BYTES:
                 self.head += chunk[: HEAD_BYTES - len(self.head)]
             buf = self._buf + chunk
@@ -276,6 +371,8 @@ class _Process:
             if not chunk:
                 self._buf = data
                 raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
+            if self.rec is not None:
+                self.rec.add(self.last_read, b"<", chunk)
             if self.logger:
                 self.logger.write(self.cfg.name, "<", chunk.decode(errors="replace"))
             data += chunk
@@ -326,6 +423,7 @@ class Engine:
         self.p: _Process | None = None
         self.id_name: str | None = None
         self.broken = False  # set after a crash or stall: restart before reuse
+        self.recording = Recording()  # transcript and stderr, taken game by game
 
     @property
     def name(self) -> str:
@@ -372,6 +470,7 @@ class Engine:
         if self.p is not None:
             self.p.close(self.quit_command())
             self.p = None
+        self.recording.close_stderr()
 
     def quit_command(self) -> str:
         return "quit\n"
@@ -380,6 +479,7 @@ class Engine:
         if self.p is not None:
             self.p.kill()
             self.p = None
+        self.recording.close_stderr()
 
     def restart(self) -> None:
         self.kill()
@@ -390,8 +490,12 @@ class Engine:
         return self.p is not None and self.p.alive()
 
     def _spawn(self) -> _Process:
-        self.p = _Process(self.cfg, self.logger)
+        self.p = _Process(self.cfg, self.logger, self.recording)
         return self.p
+
+    def take_recording(self) -> tuple[bytes, bytes]:
+        """(transcript, stderr) since the last call: the record of one game."""
+        return self.recording.take()
 
 
 def _int_after(tokens: list[bytes], key: bytes) -> int | None:
@@ -512,6 +616,13 @@ class UciEngine(Engine):
         if last_info is not None:
             info = last_info.split()
             res.depth = _int_after(info, b"depth")
+            res.seldepth = _int_after(info, b"seldepth")
+            res.nodes = _int_after(info, b"nodes")
+            res.nps = _int_after(info, b"nps")
+            res.hashfull = _int_after(info, b"hashfull")
+            res.tbhits = _int_after(info, b"tbhits")
+            if b"pv" in info:
+                res.pv = b" ".join(info[info.index(b"pv") + 1 :]).decode(errors="replace")
             i = info.index(b"score")
             try:
                 if info[i + 1] == b"cp":
@@ -715,6 +826,12 @@ class XboardEngine(Engine):
                     tok = last_post.split()
                     try:
                         res.depth = int(tok[0].rstrip(b".&"))
+                        if len(tok) > 3 and tok[3].isdigit():
+                            res.nodes = int(tok[3])
+                            if tok[2].isdigit() and int(tok[2]) > 0:  # centiseconds
+                                res.nps = res.nodes * 100 // int(tok[2])
+                        if len(tok) > 4:
+                            res.pv = b" ".join(tok[4:]).decode(errors="replace")
                         score = int(tok[1])
                         if abs(score) >= 100000:  # xboard convention: 100000 + moves
                             n = max(1, abs(score) - 100000)

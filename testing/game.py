@@ -63,6 +63,14 @@ class MoveInfo:
     mate: int | None
     depth: int | None
     elapsed: float
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    hashfull: int | None = None
+    tbhits: int | None = None
+    pv: str | None = None
+    timeleft: float | None = None  # the mover's clock after the move (seconds)
+    latency: float | None = None  # runner time from the previous move to this `go`
 
 
 @dataclass
@@ -82,6 +90,11 @@ class GameRecord:
     failed: list[str] = field(default_factory=list)  # "white"/"black": engine must restart
     time_loss: bool = False
     final_fen: str = ""
+    white_left: float | None = None  # clock at the end (seconds); None without a clock
+    black_left: float | None = None
+    # per side ("white"/"black"): the protocol transcript and the stderr of the game
+    transcripts: dict[str, bytes] = field(default_factory=dict)
+    stderr: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def plies(self) -> int:
@@ -150,7 +163,7 @@ def play_game(
             rec.failed.append("white" if color else "black")
             kind = "stall" if e.kind == "timeout" else "crash"
             what = "connection stalls" if kind == "stall" else "disconnects"
-            _end(rec, engines)
+            _end(rec, engines, clocks)
             rec.final_fen = board.fen()
             return _stamp(lose(color, kind, f"{_COLOR[color]}'s {what}"))
 
@@ -208,8 +221,10 @@ def play_game(
                 result = lose(turn, "stall", f"{_COLOR[turn]}'s connection stalls")
             break
         t_sent = eng.p.last_read - res.elapsed if eng.p is not None else 0.0
+        latency = None
         if last_recv is not None:
-            rec.latencies.append(t_sent - last_recv)
+            latency = t_sent - last_recv
+            rec.latencies.append(latency)
         last_recv = eng.p.last_read if eng.p is not None else None
         if turn == chess.WHITE:
             rec.white_time += res.elapsed
@@ -232,7 +247,10 @@ def play_game(
             result = lose(turn, "illegal-move", f"{_COLOR[turn]} makes an illegal move: {res.move}")
             break
         uci = move.uci()
-        info = MoveInfo(uci, res.score, res.mate, res.depth, res.elapsed)
+        info = MoveInfo(uci, res.score, res.mate, res.depth, res.elapsed, res.seldepth,
+                        res.nodes, res.nps, res.hashfull, res.tbhits, res.pv,
+                        clock.remaining if clock is not None and not clock.tc.infinite else None,
+                        latency)
         rec.moves.append(info)
         board.push(move)
         moves.append(uci)
@@ -273,7 +291,7 @@ def play_game(
     if isinstance(result, tuple):
         finish(*result)
     rec.final_fen = board.fen()
-    _end(rec, engines)
+    _end(rec, engines, clocks)
     return _stamp(rec)
 
 
@@ -282,13 +300,21 @@ def _stamp(rec: GameRecord) -> GameRecord:
     return rec
 
 
-def _end(rec: GameRecord, engines) -> None:
-    for eng in engines.values():
+def _end(rec: GameRecord, engines, clocks) -> None:
+    for color, eng in engines.items():
         if not eng.broken:
             try:
                 eng.end_game()
             except EngineError:
                 eng.broken = True
+        side = "white" if color else "black"
+        rec.transcripts[side], rec.stderr[side] = eng.take_recording()
+    for color, clock in clocks.items():
+        if clock is not None and not clock.tc.infinite:
+            if color:
+                rec.white_left = clock.remaining
+            else:
+                rec.black_left = clock.remaining
 
 
 def _parse_move(board: chess.Board, text: str) -> chess.Move | None:

@@ -17,6 +17,7 @@ class Opening:
     index: int  # position in the file (0-based); -1 for the standard start
     fen: str | None = None  # None: the standard starting position
     moves: list[str] = field(default_factory=list)  # UCI moves played from `fen`
+    name: str | None = None  # EPD `id`/`c0` opcode, PGN Opening (or ECO) tag
     chess960: bool = False  # castling as king-takes-rook; `fen` as the book wrote it
 
     def board(self) -> chess.Board:
@@ -43,6 +44,15 @@ def _epd_fen(line: str) -> str:
     if len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit() and not hm and not fm:
         return " ".join(parts[:6])
     return f"{board_part} {hm.group(1) if hm else 0} {fm.group(1) if fm else 1}"
+
+
+_NAME_RE = re.compile(r'\b(?:id|c0)\s+"([^"]*)"')
+
+
+def _epd_name(line: str) -> str | None:
+    """The opening's name in an EPD line: its `id` or `c0` operation."""
+    m = _NAME_RE.search(line)
+    return m.group(1) if m and m.group(1).strip() else None
 
 
 _TAG_RE = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
@@ -96,7 +106,8 @@ class OpeningBook:
                         check_standard(fen)
                 except ValueError as e:
                     raise type(e)(f"{self.path}:{self._lines[index]}: {e}") from None
-                op = Opening(index=index, fen=fen, chess960=self.chess960)
+                op = Opening(index=index, fen=fen, name=_epd_name(self._items[index]),
+                             chess960=self.chess960)
                 if fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
                     op.fen = None
             else:
@@ -128,10 +139,12 @@ def _split_pgn(text: str) -> list[str]:
 
 def _parse_pgn_game(text: str, index: int, plies: int | None, chess960: bool = False) -> Opening:
     fen = None
+    tags = {}
     movetext = []
     for line in text.splitlines():
         m = _TAG_RE.match(line.strip())
         if m:
+            tags[m.group(1)] = m.group(2)
             if m.group(1) == "FEN":
                 fen = m.group(2)
             elif m.group(1) == "Variant" and pgn_is_chess960(m.group(2)) and not chess960:
@@ -158,7 +171,9 @@ def _parse_pgn_game(text: str, index: int, plies: int | None, chess960: bool = F
         board.push(move)
     if fen and fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
         fen = None
-    return Opening(index=index, fen=fen, moves=moves, chess960=chess960)
+    name = " ".join(t for t in (tags.get("ECO"), tags.get("Opening"), tags.get("Variation"))
+                    if t and t != "?") or None
+    return Opening(index=index, fen=fen, moves=moves, name=name, chess960=chess960)
 
 
 class OpeningSequence:

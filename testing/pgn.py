@@ -1,17 +1,25 @@
-"""PGN text of a finished game: standard tags, termination, ``{score/depth time}`` comments."""
+"""PGN text of a finished game: tags (opening, termination), ``{score/depth time ...}`` comments.
+
+The comment switches follow fastchess's ``-pgnout``: ``nodes``, ``seldepth``, ``nps``,
+``hashfull``, ``tbhits``, ``pv``, ``timeleft``, ``latency``, ``min`` and ``notation``.
+"""
 
 from __future__ import annotations
 
 import time
 
 import chess
-import chess.pgn
 
+from .config import PgnOptions
 from .game import PGN_TERMINATION, GameRecord, MoveInfo
 
+LINE_WIDTH = 80
 
-def move_comment(info: MoveInfo) -> str:
-    """cutechess-style ``+0.35/12 0.123s`` (``+M5`` for mates) from the mover's view."""
+
+def move_comment(info: MoveInfo, opts: PgnOptions | None = None) -> str:
+    """cutechess-style ``+0.35/12 0.123s`` (``+M5`` for mates) from the mover's view, then
+    fastchess's extras: ``n=`` ``sd=`` ``nps=`` ``hashfull=`` ``tbhits=`` ``tl=`` ``latency=``
+    ``pv="..."`` for the switches that are on and the figures the engine sent."""
     if info.mate is not None:
         score = f"{'+' if info.mate > 0 else '-'}M{abs(info.mate)}"
     elif info.score is not None:
@@ -19,9 +27,52 @@ def move_comment(info: MoveInfo) -> str:
     else:
         score = None
     t = f"{info.elapsed:.3f}s"
-    if score is None:
-        return t
-    return f"{score}/{info.depth if info.depth is not None else 0} {t}"
+    text = t if score is None else f"{score}/{info.depth if info.depth is not None else 0} {t}"
+    if opts is None:
+        return text
+    extras = []
+    if opts.nodes and info.nodes is not None:
+        extras.append(f"n={info.nodes}")
+    if opts.seldepth and info.seldepth is not None:
+        extras.append(f"sd={info.seldepth}")
+    if opts.nps and info.nps is not None:
+        extras.append(f"nps={info.nps}")
+    if opts.hashfull and info.hashfull is not None:
+        extras.append(f"hashfull={info.hashfull}")
+    if opts.tbhits and info.tbhits is not None:
+        extras.append(f"tbhits={info.tbhits}")
+    if opts.timeleft and info.timeleft is not None:
+        extras.append(f"tl={info.timeleft:.3f}s")
+    if opts.latency and info.latency is not None:
+        extras.append(f"latency={info.latency * 1000:.0f}ms")
+    if opts.pv and info.pv:
+        extras.append(f'pv="{info.pv}"')
+    return ", ".join([text, *extras])
+
+
+def _notate(board: chess.Board, move: chess.Move, notation: str) -> str:
+    if notation == "uci":
+        return move.uci()
+    if notation == "lan":
+        return board.lan(move)
+    return board.san(move)
+
+
+def _wrap(tokens: list[str]) -> str:
+    lines, cur = [], ""
+    for tok in tokens:
+        if cur and len(cur) + 1 + len(tok) > LINE_WIDTH:
+            lines.append(cur)
+            cur = tok
+        else:
+            cur = f"{cur} {tok}" if cur else tok
+    if cur:
+        lines.append(cur)
+    return "\n".join(lines)
+
+
+def _tag(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def game_pgn(
@@ -30,43 +81,62 @@ def game_pgn(
     site: str = "?",
     round_: str = "?",
     time_control: str | None = None,
+    options: PgnOptions | None = None,
 ) -> str:
     """The game as PGN text (one game, ending in a blank line)."""
+    opts = options or PgnOptions()
     op = rec.opening
     board = chess.Board(op.fen or chess.STARTING_FEN, chess960=op.chess960)
-    game = chess.pgn.Game()
-    game.headers["Event"] = event
-    game.headers["Site"] = site
-    game.headers["Date"] = time.strftime("%Y.%m.%d", time.localtime(rec.start_time))
-    game.headers["Round"] = str(round_)
-    game.headers["White"] = rec.white
-    game.headers["Black"] = rec.black
-    game.headers["Result"] = rec.result
+    tags = [
+        ("Event", event),
+        ("Site", site),
+        ("Date", time.strftime("%Y.%m.%d", time.localtime(rec.start_time))),
+        ("Round", str(round_)),
+        ("White", rec.white),
+        ("Black", rec.black),
+        ("Result", rec.result),
+    ]
     if op.chess960:  # Chess960: always the tags, the FEN's castling field as the book wrote it
-        game.headers["Variant"] = "Chess960"
-        game.headers["SetUp"] = "1"
-        game.headers["FEN"] = op.fen or chess.STARTING_FEN
+        tags += [("Variant", "Chess960"), ("FEN", op.fen or chess.STARTING_FEN), ("SetUp", "1")]
     elif op.fen:
-        game.setup(board)
-    game.headers["PlyCount"] = str(len(op.moves) + rec.plies)
-    game.headers["Termination"] = PGN_TERMINATION.get(rec.termination, "unterminated")
-    if time_control:
-        game.headers["TimeControl"] = time_control
-    game.headers["GameStartTime"] = _iso(rec.start_time)
-    game.headers["GameEndTime"] = _iso(rec.end_time)
-    game.headers["GameDuration"] = time.strftime("%H:%M:%S", time.gmtime(rec.duration))
-    node = game
-    for m in op.moves:
-        node = node.add_variation(chess.Move.from_uci(m), comment="book")
-    for info in rec.moves:
-        node = node.add_variation(chess.Move.from_uci(info.uci), comment=move_comment(info))
-    if rec.reason:
-        if node is game:
-            game.comment = rec.reason
-        else:
-            node.comment = (node.comment + ", " if node.comment else "") + rec.reason
-    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
-    return game.accept(exporter) + "\n\n"
+        tags += [("FEN", op.fen), ("SetUp", "1")]
+    if not opts.min:
+        if op.name:
+            tags.append(("Opening", op.name))
+        tags.append(("PlyCount", str(len(op.moves) + rec.plies)))
+        tags.append(("Termination", PGN_TERMINATION.get(rec.termination, "unterminated")))
+        if time_control:
+            tags.append(("TimeControl", time_control))
+        tags += [
+            ("GameStartTime", _iso(rec.start_time)),
+            ("GameEndTime", _iso(rec.end_time)),
+            ("GameDuration", time.strftime("%H:%M:%S", time.gmtime(rec.duration))),
+        ]
+    head = "".join(f'[{k} "{_tag(v)}"]\n' for k, v in tags)
+    tokens: list[str] = []
+    comments = [] if opts.min else ["book"] * len(op.moves)
+    if not opts.min:
+        comments += [move_comment(m, opts) for m in rec.moves]
+        if rec.reason:
+            if comments:
+                comments[-1] = f"{comments[-1]}, {rec.reason}"
+            else:
+                tokens.append("{" + rec.reason + "}")
+    need_number = True
+    for k, uci in enumerate([*op.moves, *(m.uci for m in rec.moves)]):
+        move = chess.Move.from_uci(uci)
+        if board.turn == chess.WHITE:
+            tokens.append(f"{board.fullmove_number}.")
+        elif need_number:
+            tokens.append(f"{board.fullmove_number}...")
+        tokens.append(_notate(board, move, opts.notation))
+        need_number = False
+        if comments:
+            tokens.append("{" + comments[k].replace("}", ")") + "}")
+            need_number = True
+        board.push(move)
+    tokens.append(rec.result)
+    return head + "\n" + _wrap(tokens) + "\n\n"
 
 
 def _iso(t: float) -> str:

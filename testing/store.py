@@ -7,9 +7,11 @@ is killed can be resumed without losing a game or counting one twice.
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import sqlite3
 import threading
+import zlib
 
 DB_NAME = "games.sqlite"
 
@@ -41,7 +43,25 @@ CREATE TABLE IF NOT EXISTS games (
     pgn TEXT NOT NULL,
     UNIQUE (pair_id, game_in_pair)
 );
+CREATE TABLE IF NOT EXISTS game_logs (
+    pair_id INTEGER NOT NULL,
+    game_in_pair INTEGER NOT NULL,
+    side TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    codec TEXT NOT NULL,
+    raw_size INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (pair_id, game_in_pair, side, kind)
+);
 """
+
+# columns added after the first stores were written: (name, SQL type and default)
+_ADDED = [
+    ("number", "INTEGER"),  # the game's number in the schedule (the PGN Round tag)
+    ("move_stats", "TEXT NOT NULL DEFAULT ''"),  # JSON, see testing.enginestats
+]
+LOG_KINDS = ("transcript", "stderr")
 
 COLUMNS = [
     "pair_id",
@@ -66,7 +86,36 @@ COLUMNS = [
     "moves",
     "final_fen",
     "pgn",
+    "number",
+    "move_stats",
 ]
+
+
+def compress(data: bytes) -> tuple[str, bytes]:
+    """(codec, blob): zlib level 6 packs protocol text about 8:1 in a few ms a game."""
+    return "zlib", zlib.compress(data, 6)
+
+
+def decompress(codec: str, blob: bytes) -> bytes:
+    if codec == "zlib":
+        return zlib.decompress(blob)
+    if codec == "lzma":
+        return lzma.decompress(blob)
+    if codec == "raw":
+        return bytes(blob)
+    raise ValueError(f"unknown codec {codec!r} in the run store")
+
+
+def log_rows(names: dict[str, str], transcripts: dict, stderr: dict) -> list[tuple]:
+    """The game_logs rows of one game (without its key): side, engine, kind, codec,
+    raw size, blob."""
+    out = []
+    for side, engine in names.items():
+        for kind, texts in (("transcript", transcripts), ("stderr", stderr)):
+            data = texts.get(side, b"")
+            codec, blob = compress(data)
+            out.append((side, engine, kind, codec, len(data), blob))
+    return out
 
 
 class RunStore:
@@ -81,6 +130,10 @@ class RunStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(games)")}
+        for name, decl in _ADDED:
+            if name not in have:  # a store written before the column existed
+                self._db.execute(f"ALTER TABLE games ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         with self._lock:
@@ -100,15 +153,69 @@ class RunStore:
 
     # -- games --------------------------------------------------------------
     def add_game(self, row: dict) -> bool:
-        """Commit one game; False when (pair_id, game_in_pair) is already stored."""
-        values = [row[c] for c in COLUMNS]
+        """Commit one game with its transcripts and stderr (``row["_logs"]``) in one
+        transaction; False when (pair_id, game_in_pair) is already stored."""
+        values = [row.get(c) if c == "number" else row.get(c, "") if c == "move_stats"
+                  else row[c] for c in COLUMNS]
         sql = (
             f"INSERT OR IGNORE INTO games ({', '.join(COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(COLUMNS))})"
         )
+        key = (row["pair_id"], row["game_in_pair"])
+        logs = [key + tuple(r) for r in row.get("_logs", ())]
         with self._lock:
-            cur = self._db.execute(sql, values)
-        return cur.rowcount == 1
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                added = db.execute(sql, values).rowcount == 1
+                if added and logs:
+                    db.executemany("INSERT OR REPLACE INTO game_logs VALUES (?,?,?,?,?,?,?,?)",
+                                   logs)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return added
+
+    def game_key(self, game) -> tuple[int, int]:
+        """(pair_id, game_in_pair) of a game given as its number (``7``, ``"7"``, the PGN
+        Round) or as ``"PAIR.G"`` (the runner's error messages); ValueError if not stored."""
+        text = str(game).strip()
+        with self._lock:
+            if "." in text:
+                a, _, b = text.partition(".")
+                try:
+                    key = (int(a), int(b))
+                except ValueError:
+                    raise ValueError(f"game {text!r}: expected a number or PAIR.G") from None
+                row = self._db.execute(
+                    "SELECT pair_id, game_in_pair FROM games WHERE pair_id=? AND game_in_pair=?",
+                    key).fetchone()
+            else:
+                try:
+                    n = int(text)
+                except ValueError:
+                    raise ValueError(f"game {text!r}: expected a number or PAIR.G") from None
+                row = self._db.execute(
+                    "SELECT pair_id, game_in_pair FROM games WHERE number=?", (n,)).fetchone()
+        if row is None:
+            raise ValueError(f"game {text}: not in the run store")
+        return row[0], row[1]
+
+    def game(self, key: tuple[int, int]) -> dict:
+        with self._lock:
+            cur = self._db.execute(
+                "SELECT * FROM games WHERE pair_id=? AND game_in_pair=?", key)
+            names = [d[0] for d in cur.description]
+            return dict(zip(names, cur.fetchone(), strict=True))
+
+    def logs(self, key: tuple[int, int], kind: str) -> dict[str, bytes]:
+        """{side: text} of one game's ``kind`` ("transcript" or "stderr")."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT side, codec, data FROM game_logs WHERE pair_id=? AND game_in_pair=? "
+                "AND kind=?", (*key, kind)).fetchall()
+        return {side: decompress(codec, blob) for side, codec, blob in rows}
 
     def games(self, columns: list[str] | None = None) -> list[dict]:
         cols = columns or COLUMNS
@@ -128,28 +235,118 @@ class RunStore:
             return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
 
 
-def results(rundir: str):
-    """The games of a run directory as a pandas DataFrame (one row per game).
-
-    Columns: pair_id, game_in_pair, round, engine1, engine2, white, black,
-    opening_index, opening_fen, opening_moves, result, termination, reason,
-    plies, white_time, black_time, time_loss, start_time, end_time, and
-    ``score`` (engine1's points in the game).
-    """
-    import pandas as pd
-
+def _open_ro(rundir: str) -> sqlite3.Connection:
     path = os.path.join(rundir, DB_NAME)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no run store in {rundir!r} ({DB_NAME} missing)")
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def results(rundir: str):
+    """The games of a run directory as a pandas DataFrame (one row per game).
+
+    Columns: pair_id, game_in_pair, round, number, engine1, engine2, white, black,
+    opening_index, opening_fen, opening_moves, result, termination, reason, plies,
+    white_time, black_time, time_loss, start_time, end_time, ``score`` (engine1's
+    points in the game); per side (``white_``/``black_``): depth and seldepth (means),
+    nps, time_median and time_p95 (seconds a move), left (clock at the end), and the
+    sizes of its transcript and stderr (``transcript_bytes``, ``stderr_bytes``: as
+    text; ``logs_stored_bytes``: the game's compressed logs in the store).
+    """
+    import pandas as pd
+
+    from .enginestats import side_summary
+
+    db = _open_ro(rundir)
     try:
-        cols = [c for c in COLUMNS if c not in ("pgn", "moves", "final_fen")]
+        have = {r[1] for r in db.execute("PRAGMA table_info(games)")}
+        cols = [c for c in COLUMNS if c not in ("pgn", "moves", "final_fen") and c in have]
         df = pd.read_sql_query(
             f"SELECT {', '.join(cols)} FROM games ORDER BY pair_id, game_in_pair", db
         )
+        logs = {}
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name='game_logs'").fetchone():
+            for p, g, side, kind, raw, stored in db.execute(
+                    "SELECT pair_id, game_in_pair, side, kind, raw_size, length(data) "
+                    "FROM game_logs"):
+                d = logs.setdefault((p, g), {})
+                d[f"{side}_{kind}_bytes"] = raw
+                d["logs_stored_bytes"] = d.get("logs_stored_bytes", 0) + stored
     finally:
         db.close()
     white_pts = df["result"].map({"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5})
     df["score"] = white_pts.where(df["white"] == df["engine1"], 1.0 - white_pts)
     df["time_loss"] = df["time_loss"].astype(bool)
-    return df
+    stats = df.pop("move_stats") if "move_stats" in df else pd.Series([""] * len(df))
+    extra = []
+    for ms in stats:
+        try:
+            d = json.loads(ms) if ms else {}
+        except ValueError:
+            d = {}
+        row = {}
+        for side in ("white", "black"):
+            for k, v in side_summary(d.get(side, {})).items():
+                row[f"{side}_{k}"] = v
+        extra.append(row)
+    sizes = [logs.get((p, g), {}) for p, g in zip(df["pair_id"], df["game_in_pair"],
+                                                  strict=True)]
+    size_cols = [f"{s}_{k}_bytes" for s in ("white", "black") for k in LOG_KINDS]
+    size_cols.append("logs_stored_bytes")
+    extra_df = pd.DataFrame(extra, index=df.index,
+                            columns=[f"{s}_{k}" for s in ("white", "black")
+                                     for k in ("depth", "seldepth", "nps", "time_median",
+                                               "time_p95", "left")])
+    size_df = pd.DataFrame(sizes, index=df.index, columns=size_cols).fillna(0).astype(int)
+    return pd.concat([df, extra_df, size_df], axis=1)
+
+
+def engine_stats(rundir: str):
+    """Per-engine statistics of a run as a pandas DataFrame (one row per engine): games,
+    mean depth and seldepth, nps, time per move (median, p95), mean clock left at the end,
+    time losses, crashes, stalls and illegal moves."""
+    import pandas as pd
+
+    from .enginestats import EngineTally
+
+    db = _open_ro(rundir)
+    try:
+        have = {r[1] for r in db.execute("PRAGMA table_info(games)")}
+        ms = "move_stats" if "move_stats" in have else "''"
+        rows = db.execute(f"SELECT white, black, result, termination, {ms} FROM games "
+                          "ORDER BY pair_id, game_in_pair").fetchall()
+    finally:
+        db.close()
+    tally = EngineTally()
+    for w, b, r, t, m in rows:
+        tally.add({"white": w, "black": b, "result": r, "termination": t, "move_stats": m})
+    return pd.DataFrame(tally.rows()).set_index("engine") if rows else pd.DataFrame()
+
+
+def _game_logs(rundir: str, game, kind: str, side: str | None):
+    if side not in (None, "white", "black"):
+        raise ValueError(f"side={side!r} (expected 'white', 'black' or None)")
+    if not os.path.exists(os.path.join(rundir, DB_NAME)):
+        raise FileNotFoundError(f"no run store in {rundir!r} ({DB_NAME} missing)")
+    store = RunStore(rundir)
+    try:
+        if isinstance(game, tuple):
+            game = f"{game[0]}.{game[1]}"
+        texts = store.logs(store.game_key(game), kind)
+    finally:
+        store.close()
+    out = {s: t.decode(errors="replace") for s, t in texts.items()}
+    return out.get(side, "") if side else out
+
+
+def transcript(rundir: str, game, side: str | None = None):
+    """The protocol transcript of a game (its number, ``"PAIR.G"`` or ``(pair, g)``):
+    ``{"white": text, "black": text}``, or one side's text. Each line is
+    ``SECONDS DIR TEXT``: seconds from the first line (monotonic clock), ``>`` sent to
+    the engine, ``<`` received from it."""
+    return _game_logs(rundir, game, "transcript", side)
+
+
+def stderr(rundir: str, game, side: str | None = None):
+    """What the engines of a game wrote to stderr during it (as ``transcript``)."""
+    return _game_logs(rundir, game, "stderr", side)

@@ -15,6 +15,7 @@ from multiprocessing.connection import wait
 
 from .config import MatchConfig
 from .engine import Logger
+from .enginestats import EngineTally
 from .openings import OpeningBook, OpeningSequence
 from .schedule import PairSpec, make_schedule
 from .store import RunStore
@@ -126,10 +127,13 @@ class Runner:
         self.logger = Logger(cfg.log) if cfg.log else None
         self.decision = self.store.get_meta("sprt_decision")
         stored = self.store.games(
-            ["pair_id", "game_in_pair", "engine1", "white", "result", "time_loss", "termination"]
+            ["pair_id", "game_in_pair", "engine1", "white", "black", "result", "time_loss",
+             "termination", "move_stats"]
         )
+        self.engine_tally = EngineTally(self.names)
         for row in stored:
             self._count(row)
+            self.engine_tally.add(row)
             self.total_time_losses += row["time_loss"]
         done: dict[int, set[int]] = {}
         for row in stored:
@@ -182,6 +186,7 @@ class Runner:
             if not self.store.add_game(row):
                 return
             enc, completed = self._count(row)
+            self.engine_tally.add(row)
             self.session_games += 1
             self.latencies.extend(row.get("_latencies", ()))
             if row["time_loss"]:
@@ -266,6 +271,10 @@ class Runner:
         if self.cfg.tb is not None:
             lines.append(f"Tablebase adjudications: {self.tb_adjudications} of "
                          f"{self.games_done} games")
+        if self.games_done:
+            lines.append("Engine statistics (means a move; knps; t/move median and p95; clock "
+                         "left at the end):")
+            lines.append(self.engine_tally.table())
         lines.append("-" * 60)
         return "\n".join(lines)
 
@@ -492,6 +501,9 @@ class Runner:
             "distributed": bool(self.cfg.dask),
             # -scale-tc: each worker's bench, clock factor or the reason it was refused
             "scale_tc": getattr(self, "scale_report", None),
+            # per engine, over the whole run (NaN: the engine never sent the figure)
+            "engines": [{k: (None if isinstance(v, float) and v != v else v)
+                         for k, v in r.items()} for r in self.engine_tally.rows()],
         }
 
     @staticmethod

@@ -9,10 +9,12 @@ import os
 
 from .config import MatchConfig
 from .engine import Engine, EngineError, Logger, make_engine
+from .enginestats import move_stats
 from .game import play_game
 from .openings import Opening
 from .pgn import game_pgn
 from .schedule import GameSpec, PairSpec
+from .store import log_rows
 
 
 class EngineStartError(RuntimeError):
@@ -92,7 +94,10 @@ def game_row(cfg: MatchConfig, spec: GameSpec, rec, opening: Opening) -> dict:
         site=cfg.site,
         round_=str(spec.number),
         time_control=tc.pgn_tag() if tc else None,
+        options=cfg.pgn,
     )
+    first_white = opening.board().turn
+    sides = {"white": names[spec.white], "black": names[spec.black]}
     return {
         "pair_id": spec.pair_id,
         "game_in_pair": spec.game_in_pair,
@@ -116,6 +121,9 @@ def game_row(cfg: MatchConfig, spec: GameSpec, rec, opening: Opening) -> dict:
         "moves": " ".join(m.uci for m in rec.moves),
         "final_fen": rec.final_fen,
         "pgn": pgn,
+        "number": spec.number,
+        "move_stats": move_stats(rec, first_white),
+        "_logs": log_rows(sides, rec.transcripts, rec.stderr),
         "_latencies": rec.latencies,
         "_failed": [spec.white if f == "white" else spec.black for f in rec.failed],
     }

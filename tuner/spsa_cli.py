@@ -4,12 +4,15 @@ runner's flags (`wasp-match`) for the engine, the limits, the openings and the r
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 from .spsa import A_RATIO, ALPHA, GAMMA, SpsaInputError, parse_params
 from .spsa_run import SPRT_PAIRS
+
+LIMIT_KEYS = ("tc", "st", "nodes", "depth")  # -then-sprt keys that set the SPRT's limits
 
 PROG = "wasp-tune spsa"
 
@@ -40,7 +43,9 @@ SPSA:
   -then-sprt elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=normalized|logistic]
              [pairs=N]   then play the tuned values against the start values with the match
                          runner's SPRT (game pairs on the same openings, at most N pairs,
-                         default {SPRT_PAIRS}) in DIR/sprt; -resume goes on with it too
+                         default {SPRT_PAIRS}) in DIR/sprt; -resume goes on with it too;
+             [tc=T | st=S | nodes=N | depth=D]   the SPRT's limits instead of the run's
+                         (tune at nodes=, check at the time control that matters)
 
 The match runner's flags, as in wasp-match (see wasp-match --help):
   -engine KEY=VALUE ...  the one engine tuned: cmd= arg= dir= proto= option.NAME=VALUE
@@ -219,7 +224,8 @@ def cmd_run(params_file, own, rest) -> int:
                                  "--emit-params writes one)")
             _engine_raw(raw)
         cfg, rundir, resume = prepare_raw(raw, spsa=True)
-        then_sprt, sprt_pairs = _then_sprt(own, raw) if not resume else (None, 0)
+        then_sprt, sprt_pairs, sprt_limits = (_then_sprt(own, raw) if not resume
+                                              else (None, 0, None))
     except RunnerUsage as err:
         raise UsageError(err, err.code) from None
     if resume:
@@ -244,7 +250,7 @@ def cmd_run(params_file, own, rest) -> int:
         except SpsaInputError as e:
             raise UsageError(e, EXIT_INPUT) from None
         settings = SpsaSettings(text, params_file, iterations, pairs, cfg.srand, alpha, gamma,
-                                a_ratio, in_flight, then_sprt, sprt_pairs)
+                                a_ratio, in_flight, then_sprt, sprt_pairs, sprt_limits)
         run = SpsaRun.create(rundir, cfg, settings)
         print(f"run directory: {rundir}", flush=True)
     stop_on_sigterm()
@@ -274,13 +280,22 @@ def _then_sprt(own: dict, raw: dict):
 
     d = dict(own.pop("then-sprt", None) or {})
     if not d:
-        return None, SPRT_PAIRS
+        return None, SPRT_PAIRS, None
     pairs = _int("-then-sprt: pairs", d.pop("pairs", SPRT_PAIRS), lo=1)
+    limits = {k: d.pop(k) for k in LIMIT_KEYS if k in d}
     try:
         sprt = build_config({**raw, "sprt": d}).sprt
     except Exception as e:  # the runner's UsageError, named for this flag
         raise UsageError(str(e).replace("-sprt", "-then-sprt"), getattr(e, "code", 2)) from None
-    return asdict(sprt), pairs
+    if limits:  # checked as -each checks them; they replace the run's limits
+        each = {k: v for k, v in (raw.get("each") or {}).items() if k not in LIMIT_KEYS}
+        try:
+            engine = build_config({**raw, "each": {**each, **limits}}).engines[0]
+        except Exception as e:
+            why = re.sub(r"^-engine #\d+ \([^)]*\): ", "", str(e))
+            raise UsageError(f"-then-sprt: {why}", getattr(e, "code", 2)) from None
+        limits = {k: getattr(engine, k) for k in LIMIT_KEYS}
+    return asdict(sprt), pairs, limits or None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -162,6 +162,7 @@ class SpsaSettings:
     in_flight: int = 1  # iterations played at once (iteration k starts from theta_{k-L})
     then_sprt: dict | None = None  # SprtConfig fields: the tuned values against the start
     sprt_pairs: int = SPRT_PAIRS  # at most this many game pairs in that SPRT
+    sprt_limits: dict | None = None  # that SPRT's limits (tc, st, nodes, depth) if not the run's
 
     def params(self) -> list[Param]:
         return parse_params(self.params_text, self.params_source)
@@ -525,7 +526,8 @@ class _DaskPairs:
 def sprt_config(run: SpsaRun, theta) -> MatchConfig:
     """The match runner's settings for the SPRT after a run: the engine with the tuned values
     (``NAME-tuned``) against the engine with the start values (``NAME-start``), game pairs on
-    the run's openings, at most `sprt_pairs` pairs."""
+    the run's openings, at most `sprt_pairs` pairs, at the run's limits or `sprt_limits` (a
+    tune at fixed nodes, say, checked at the time control that matters)."""
     from dataclasses import replace
 
     from testing.config import SprtConfig
@@ -536,7 +538,8 @@ def sprt_config(run: SpsaRun, theta) -> MatchConfig:
                                          ("start", [p.start for p in run.params]))):
         opts = {p.name: p.value_text(x) for p, x in zip(run.params, values, strict=True)}
         e = cfg.engines[i]
-        cfg.engines[i] = replace(e, name=f"{base}-{label}", options={**e.options, **opts})
+        cfg.engines[i] = replace(e, name=f"{base}-{label}", options={**e.options, **opts},
+                                 **(run.settings.sprt_limits or {}))
     cfg.tournament, cfg.games, cfg.repeat = "roundrobin", 2, True
     cfg.rounds = run.settings.sprt_pairs
     cfg.sprt = SprtConfig(**run.settings.then_sprt)

@@ -15,6 +15,7 @@ from testing.engine import EngineConfig, EngineUnsupported, make_engine
 from testing.game import GameSettings, play_game
 from testing.openings import OpeningBook, OpeningSequence
 from testing.pgn import game_pgn
+from testing.reproduce import reproduce
 from testing.variant import VariantError, needs_chess960, pgn_is_chess960
 
 from .conftest import DATA, EPD, HERE, ROOT, fake_engine
@@ -184,6 +185,9 @@ def _dfrc_match(capsys, tmp_path, engines, srand):
             board.push(move)
         assert board.fen() == final == game.end().board().fen()
         assert [m.uci() for m in game.mainline_moves()] == moves.split()
+    # `wasp-match reproduce` replays a 960 game (castlings included) move for move
+    findings = reproduce(str(rundir), 1)
+    assert [f.kind for f in findings] == ["identical", "identical"], [f.line() for f in findings]
     return castled
 
 
@@ -234,3 +238,30 @@ def test_cutechess_cli_plays_the_shipped_dfrc_book(stockfish, tmp_path):
     # and the runner reads cutechess's [Variant "fischerandom"] games as a book
     book960 = OpeningBook(str(pgn), chess960=True, plies=6)
     assert all(len(book960.get(k).moves) == 6 for k in range(4))
+
+
+def test_a_960_xboard_run_is_stored_and_reproduced(capsys, tmp_path):
+    rundir = tmp_path / "run"
+    engines = []
+    for name, extra in (("san", []), ("uci", ["arg=--reply", "arg=uci"])):
+        engines += ["-engine", f"cmd={sys.executable}", f"arg={XB960}", *extra, f"name={name}",
+                    "proto=xboard"]
+    code, _, err = run(capsys, [*engines, "-each", "nodes=100", "-variant", "fischerandom",
+                                "-openings", f"file={DFRC}", "-rounds", "1", "-repeat",
+                                "-maxmoves", "30", "-rundir", str(rundir),
+                                "-ratinginterval", "0"])
+    assert code == 0, err
+    db = sqlite3.connect(rundir / "games.sqlite")
+    for fen, moves, termination in db.execute("SELECT opening_fen, moves, termination "
+                                              "FROM games"):
+        assert termination in ("max-moves", "checkmate", "stalemate", "repetition")
+        board = chess.Board(fen, chess960=True)
+        castled = 0
+        for m in moves.split():
+            castled += board.is_castling(chess.Move.from_uci(m))
+            board.push_uci(m)
+        assert castled
+    for game in (1, 2):
+        findings = reproduce(str(rundir), game)
+        assert [f.kind for f in findings] == ["identical", "identical"], \
+            [f.line() for f in findings]

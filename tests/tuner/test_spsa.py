@@ -264,6 +264,25 @@ def test_then_sprt_plays_the_tuned_values_against_the_start_and_accepts_h1(tmp_p
     assert not (tmp_path / "bad" / "games.sqlite").exists()
 
 
+def test_then_sprt_can_play_at_its_own_limits(tmp_path, capsys):
+    """Tuned at nodes=1, checked at depth=2: the SPRT's engines get depth 2 and no node limit,
+    and a bad limit is refused before the run starts."""
+    run = tmp_path / "run"
+    assert spsa(SPSA_KNOB, "-iterations", 2, *ENGINE, *GAMES, "-rundir", run, "-then-sprt",
+                "elo0=0", "elo1=50", "pairs=3", "depth=2") == 0
+    config = json.loads((run / "sprt" / "config.json").read_text())
+    assert [(e["depth"], e["nodes"], e["tc"]) for e in config["engines"]] == [(2, None, None)] * 2
+    con = sqlite3.connect(run / "games.sqlite")
+    tuned = json.loads(con.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
+    con.close()
+    assert tuned["engines"][0]["nodes"] == 1  # the tune itself kept its limits
+    capsys.readouterr()
+    assert spsa(SPSA_KNOB, "-iterations", 2, *ENGINE, *GAMES, "-rundir", tmp_path / "bad",
+                "-then-sprt", "elo0=0", "elo1=5", "tc=fast") == 2
+    assert "-then-sprt" in capsys.readouterr().err
+    assert not (tmp_path / "bad" / "games.sqlite").exists()
+
+
 def test_iterations_in_flight_give_one_path_whatever_the_concurrency(tmp_path):
     # -in-flight 3: iteration k starts from theta after k - 3; the updates are applied in
     # order, so 3 threads and 1 thread give the same params.csv

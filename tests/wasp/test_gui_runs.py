@@ -309,6 +309,11 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
         first = games_count()
         wait.until(lambda d: games_count() >= first + 2)  # counted as games finish
         assert driver.execute_script("return window.__noReload;") == marker  # no reload
+        ratings = Runs(str(runs_root)).detail("live")["ratings"]  # the runner's own figures
+        assert all(r["nps"] > 0 and r["seldepth"] >= r["mean_depth"] > 0 for r in ratings)
+        knps = driver.execute_script(
+            "return [...document.querySelectorAll('#ratings tr')][1].children[10].textContent")
+        assert float(knps) > 0
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#games-table tr.game"))
         css("#games-table tr.game").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#replay-moves .mv"))

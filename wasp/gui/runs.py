@@ -332,6 +332,7 @@ class _MatchCache:
         self.last_id = 0
         self.cfg: dict = {}
         self.per_engine: dict[str, dict] = {}
+        self.tally = None  # testing.enginestats.EngineTally, for stores with move_stats
         self._view = None
         self._view_key = None
 
@@ -341,15 +342,23 @@ class _MatchCache:
             if not self.cfg:
                 self.cfg = _meta(con, "config") or {}
             self.decision = _meta(con, "sprt_decision")
+            have = {r[1] for r in con.execute("PRAGMA table_info(games)")}
+            stats = "move_stats" if "move_stats" in have else "''"
             cols = [c for c in GAME_COLUMNS if c != "pgn"]
-            new = con.execute(f"SELECT {', '.join(cols)}, pgn FROM games WHERE id > ? "
-                              "ORDER BY id", (self.last_id,)).fetchall()
+            new = con.execute(f"SELECT {', '.join(cols)}, pgn, {stats} FROM games "
+                              "WHERE id > ? ORDER BY id", (self.last_id,)).fetchall()
         finally:
             con.close()
         for values in new:
-            row = dict(zip([*cols, "pgn"], values, strict=True))
-            pgn = row.pop("pgn")
+            row = dict(zip([*cols, "pgn", "move_stats"], values, strict=True))
+            pgn, moves = row.pop("pgn"), row.pop("move_stats")
             self._count(row, pgn)
+            if moves:  # the runner's own per-move figures (nodes, seldepth, clock left)
+                from testing.enginestats import EngineTally
+
+                if self.tally is None:
+                    self.tally = EngineTally()
+                self.tally.add({**row, "move_stats": moves})
             self.rows.append(row)
             self.last_id = row["id"]
 
@@ -420,6 +429,13 @@ class _MatchCache:
                            moves=len(t), time_losses=e["time_losses"], crashes=e["crashes"],
                            illegal_moves=e["illegal_moves"], stalls=e["stalls"])
             engines.append(row)
+        recorded = {r["engine"]: r for r in self.tally.rows()} if self.tally else {}
+        for row in engines:
+            r = recorded.get(row["name"])
+            if r:
+                row.update(mean_depth=_num(r["depth"]), seldepth=_num(r["seldepth"]),
+                           nps=_num(r["nps"]), time_median=_num(r["time_median"]),
+                           time_p95=_num(r["time_p95"]), clock_left=_num(r["left"]))
         terminations: dict[str, int] = {}
         for r in self.rows:
             terminations[r["termination"]] = terminations.get(r["termination"], 0) + 1

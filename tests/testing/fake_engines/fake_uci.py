@@ -10,7 +10,10 @@ position only. Same position, same move: games are reproducible. With
 ``--fail`` it misbehaves at its N-th ``go`` since the process started:
 crash (exits), hang (stops reading and answering), stall (answers after
 ``--delay`` seconds), illegal (answers with an illegal move), nostart (exits
-before ``uciok``). ``--slowready S`` waits S seconds before its first ``readyok`` (an
+before ``uciok``). ``--ply P`` misbehaves instead when asked for the move of ply P
+(1-based from the position's start: the same in a replay as in the game).
+``--stderr`` writes a line to stderr at every ``go`` and before a crash.
+``--slowready S`` waits S seconds before its first ``readyok`` (an
 engine that compiles at start). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
 ``--bench NPS`` prints a bench report (12345 nodes at NPS nodes/second) and exits.
 ``--affinityfile F`` appends ``PID CORES`` (the CPUs it may run on) to F at every ``go``.
@@ -67,6 +70,8 @@ def main() -> None:
     ap.add_argument("--name", default="Fake")
     ap.add_argument("--slowready", type=float, default=0.0)
     ap.add_argument("--envfile", default=None, help="append NUMBA_CACHE_DIR here at start")
+    ap.add_argument("--ply", type=int, default=None, help="fail at this ply, not by --after")
+    ap.add_argument("--stderr", action="store_true", help="write to stderr at each go")
     ap.add_argument("--affinityfile", default=None, help="append the allowed CPUs at each go")
     ap.add_argument("--bench", type=int, default=None, help="print a bench report, exit")
     args = ap.parse_args()
@@ -123,13 +128,23 @@ def main() -> None:
                 cores = ",".join(map(str, sorted(os.sched_getaffinity(0))))
                 with open(args.affinityfile, "a") as f:
                     f.write(f"{os.getpid()} {cores}\n")
-            failing = args.fail is not None and gos >= args.after
+            ply = len(played) + 1
+            if args.ply is not None:
+                failing = args.fail is not None and ply == args.ply
+            else:
+                failing = args.fail is not None and gos >= args.after
+            if args.stderr:
+                sys.stderr.write(f"fake: go {gos} at ply {ply}\n")
+                sys.stderr.flush()
             if failing and args.fail == "crash":
+                if args.stderr:
+                    sys.stderr.write(f"fake: crashing at ply {ply}\n")
+                    sys.stderr.flush()
                 sys.exit(1)
             if failing and args.fail == "hang":
                 while True:
                     time.sleep(3600)
-            if failing and args.fail == "stall" and gos == args.after:
+            if failing and args.fail == "stall" and (args.ply is not None or gos == args.after):
                 time.sleep(args.delay)
             move = choose(board, args.style)
             if failing and args.fail == "illegal":

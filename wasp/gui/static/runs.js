@@ -298,17 +298,20 @@ function encounterBlock(enc) {
 
 function ratingsTable(rows) {
   const t = el("table", { class: "data", id: "ratings" });
-  const heads = ["Engine", "Games", "W", "D", "L", "Score", "Elo", "+/-", "depth", "time/move",
-                 "p95", "moves", "time losses", "crashes", "illegal", "stalls"];
+  const heads = ["Engine", "Games", "W", "D", "L", "Score", "Elo", "+/-", "depth", "seldepth",
+                 "knps", "time/move", "p95", "clock left", "moves", "time losses", "crashes",
+                 "illegal", "stalls"];
   t.append(el("tr", {}, ...heads.map((h, i) => el("th", { class: i ? "" : "text", text: h }))));
   for (const r of rows) {
     t.append(el("tr", {}, el("td", { class: "text", text: r.name }), el("td", { text: r.games }),
       el("td", { text: r.wins }), el("td", { text: r.draws }), el("td", { text: r.losses }),
       el("td", { text: r.score !== undefined ? `${fmt(100 * r.score, 1)} %` : "-" }),
       el("td", { text: fmt(r.elo) }), el("td", { text: fmt(r.elo_err) }),
-      el("td", { text: fmt(r.mean_depth, 1) }),
+      el("td", { text: fmt(r.mean_depth, 1) }), el("td", { text: fmt(r.seldepth, 1) }),
+      el("td", { text: r.nps != null ? fmt(r.nps / 1000, 0) : "-" }),
       el("td", { text: r.time_median != null ? `${fmt(r.time_median, 3)} s` : "-" }),
       el("td", { text: r.time_p95 != null ? `${fmt(r.time_p95, 3)} s` : "-" }),
+      el("td", { text: r.clock_left != null ? `${fmt(r.clock_left, 2)} s` : "-" }),
       el("td", { text: r.moves ?? "-" }), el("td", { text: r.time_losses ?? "-" }),
       el("td", { text: r.crashes ?? "-" }), el("td", { text: r.illegal_moves ?? "-" }),
       el("td", { text: r.stalls ?? "-" })));
