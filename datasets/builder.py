@@ -244,7 +244,8 @@ def read_pgn(path, skip_plies=8, skip_book=True, on_game=None):
             handle.mark()
             try:
                 game = chess.pgn.read_game(handle)
-            except (ValueError, KeyError) as e:  # python-chess raises little, but be safe
+            except (ValueError, KeyError, IndexError) as e:  # python-chess: a stray `)` is an
+                # IndexError (text that is not PGN, such as a README)
                 number += 1
                 games.append(_game_info(path, number, handle.first or handle.lineno, None,
                                         f"unreadable game: {e}"))

@@ -11,6 +11,7 @@ DATA_EXAMPLES = """examples:
   wasp-tune data runs/x/games.pgn -o sets/b -max-per-game 20 -valid 0.2 -format bracket
   wasp-tune data games.pgn -o sets/c -tb /syzygy/3-4-5:/syzygy/6 -tb-pieces 6
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000 -concurrency 2
+  wasp-tune data dfrc -o dfrc.epd -n 1000 -seed 1         # an opening book of DFRC starts
   wasp-tune data selfplay -o sets/sf -games 100 -tc 5+0.05 \\
       -engine cmd=stockfish name=sf option.Hash=16
   wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/a
@@ -245,7 +246,10 @@ def _check_pgn(path):
     _check_files([path], "PGN file")
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)
     with open(path, encoding="utf-8", errors="replace") as f:
-        game = chess.pgn.read_game(f)
+        try:
+            game = chess.pgn.read_game(f)
+        except (ValueError, IndexError):  # IndexError: python-chess on a stray `)`
+            game = None
     if game is None or game.errors or game.next() is None:
         raise CliError(f"PGN file {path}: its first game has no readable moves: not PGN games")
 
@@ -257,11 +261,16 @@ def _check_openings(path):
         return
     _check_files([path], "openings file")
     from testing.openings import OpeningBook
+    from testing.variant import VariantError
 
     try:
         book = OpeningBook(path)
         for i in range(len(book)):
             book.get(i)
+    except VariantError as e:
+        raise CliError(f"openings file {str(e).split(': give')[0]}: self-play here is "
+                       f"standard chess (play 960 games with wasp-match -variant "
+                       f"fischerandom, then wasp-tune data GAMES.pgn)") from None
     except ValueError as e:
         raise CliError(f"openings file {e}") from None
 
@@ -362,6 +371,10 @@ def main(argv=None) -> int:
     commands = {"data": cmd_data, "loop": cmd_loop}
     if argv[0] not in commands:
         return fail("wasp-tune", f"unknown subcommand {argv[0]!r}", EXIT_USAGE)
+    if argv[:2] == ["data", "dfrc"]:  # an opening book of DFRC / Chess960 start positions
+        from datasets.frc import main as frc_main
+
+        return frc_main(argv[2:])
     prog = "wasp-tune data selfplay" if argv[:2] == ["data", "selfplay"] else \
         f"wasp-tune {argv[0]}"
     try:

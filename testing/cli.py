@@ -52,6 +52,9 @@ Schedule:
                           (each game without -repeat), encounter a new one when the
                           players change, round one opening per round
   -srand N                seed of the random opening order (default: a random seed)
+  -variant standard|fischerandom   fischerandom: Chess960 and DFRC books (X-FEN or
+                          Shredder-FEN castling), engines told UCI_Chess960 (xboard:
+                          variant fischerandom), castling as king-takes-rook (default standard)
   -event NAME -site NAME  PGN tags (default ?)
 
 Adjudication (default: none):
@@ -170,6 +173,7 @@ VALUE_FLAGS = {
     "-tb",
     "-tbpieces",
     "-tbadjudicate",
+    "-variant",
 }
 BOOL_FLAGS = {"-repeat", "-recover", "-ponder", "-tbignore50"}
 OPTIONAL_VALUE_FLAGS = {"-use-affinity"}  # a value when the next word is not a flag
@@ -524,6 +528,8 @@ def build_config(raw: dict) -> MatchConfig:
         )
     if "srand" in raw:
         cfg.srand = _int("-srand", raw["srand"])
+    if "variant" in raw:  # issue 20: Chess960 / DFRC
+        cfg.variant = _variant(raw["variant"])
     if "draw" in raw:
         d = raw["draw"]
         _check_keys("-draw", d, {"movenumber", "movecount", "score"})
@@ -688,6 +694,14 @@ def _tablebase(raw: dict):
     tables.close()
     tb.paths = os.pathsep.join(os.path.abspath(d) for d in tb.paths.split(os.pathsep) if d)
     return tb
+def _variant(v) -> str:
+    from .variant import VARIANTS
+
+    name = str(v).strip().lower()
+    name = {"chess960": "fischerandom", "frc": "fischerandom"}.get(name, name)
+    if name not in VARIANTS:
+        raise UsageError(f"-variant: {v!r} (expected {' or '.join(VARIANTS)})")
+    return name
 
 
 def _dask_address(v) -> str:
@@ -847,10 +861,11 @@ def prepare_raw(raw: dict, spsa: bool = False):
     if cfg.openings is not None:
         from .openings import OpeningBook, OpeningSequence
         from .schedule import make_schedule
+        from .variant import VariantError
 
         o = cfg.openings
         try:
-            book = OpeningBook(o.file, o.format, o.plies)
+            book = OpeningBook(o.file, o.format, o.plies, chess960=cfg.chess960)
         except (ValueError, OSError) as e:
             raise InputError(f"-openings: {e}") from None
         try:
@@ -862,6 +877,8 @@ def prepare_raw(raw: dict, spsa: bool = False):
         try:
             for k in range(min(len(book), used)):
                 seq[k]
+        except VariantError as e:  # the book is fine, the command line lacks -variant
+            raise UsageError(f"-openings: {e}") from None
         except ValueError as e:
             raise InputError(f"-openings: {e}") from None
     return cfg, rundir, False

@@ -72,7 +72,12 @@ class MatchConfig:
     pgn: PgnOptions = field(default_factory=PgnOptions)
     affinity: list[int] | None = None  # -use-affinity: the cores split among the games
     scale_tc: dict | None = None  # -scale-tc: a testing.speed.ScaleConfig's fields
+    variant: str = "standard"  # standard | fischerandom (Chess960 and DFRC books)
     extra: dict = field(default_factory=dict)
+
+    @property
+    def chess960(self) -> bool:
+        return self.variant == "fischerandom"
 
     def game_settings(self) -> GameSettings:
         return GameSettings(

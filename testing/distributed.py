@@ -42,7 +42,7 @@ def play_pair_task(cfg_dict: dict, pair, opening, skip, env: dict, factor: float
         cfg_dict = {**cfg_dict, "engines": [scale_engine(e, factor)
                                             for e in cfg_dict["engines"]]}
     cfg = MatchConfig.from_dict(cfg_dict)
-    key = json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover], sort_keys=True)
+    key = json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover, cfg.variant], sort_keys=True)
     es = _engine_set(cfg, key, env)
     rows = play_pair(cfg, pair, opening, es, skip=set(skip))
     try:

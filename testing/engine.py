@@ -47,6 +47,10 @@ class EngineTimeout(EngineError):
     kind = "timeout"
 
 
+class EngineUnsupported(EngineCrashed):
+    """The engine cannot play the run's variant (no UCI_Chess960, no xboard fischerandom)."""
+
+
 @dataclass
 class EngineConfig:
     """One engine as given by ``-engine``/``-each`` or a JSON config."""
@@ -410,10 +414,12 @@ class Engine:
 
     protocol = ""
 
-    def __init__(self, cfg: EngineConfig, logger: Logger | None = None, ponder: bool = False):
+    def __init__(self, cfg: EngineConfig, logger: Logger | None = None, ponder: bool = False,
+                 chess960: bool = False):
         self.cfg = cfg
         self.logger = logger
         self.ponder_enabled = ponder
+        self.chess960 = chess960  # -variant fischerandom: castling as king-takes-rook
         self.p: _Process | None = None
         self.id_name: str | None = None
         self.broken = False  # set after a crash or stall: restart before reuse
@@ -502,8 +508,8 @@ def _int_after(tokens: list[bytes], key: bytes) -> int | None:
 class UciEngine(Engine):
     protocol = "uci"
 
-    def __init__(self, cfg, logger=None, ponder=False):
-        super().__init__(cfg, logger, ponder)
+    def __init__(self, cfg, logger=None, ponder=False, chess960=False):
+        super().__init__(cfg, logger, ponder, chess960)
         self.options: dict[str, str] = {}
         self._pondering: list[str] | None = None
         self._ponder_limits: Limits | None = None
@@ -526,6 +532,12 @@ class UciEngine(Engine):
         opts = dict(self.cfg.options)
         if self.ponder_enabled and "ponder" in self.options:
             opts.setdefault("Ponder", "true")
+        if self.chess960:  # UCI's Chess960 mode: FENs with 960 castling, castling as e1h1
+            if "uci_chess960" not in self.options:
+                raise EngineUnsupported(f"{self.name}: the engine has no UCI_Chess960 option: "
+                                        f"it cannot play -variant fischerandom")
+            opts = {k: v for k, v in opts.items() if k.lower() != "uci_chess960"}
+            opts["UCI_Chess960"] = "true"
         for k, v in opts.items():
             out.append(f"setoption name {k} value {v}\n")
         p.send("".join(out))
@@ -649,9 +661,10 @@ class UciEngine(Engine):
 class XboardEngine(Engine):
     protocol = "xboard"
 
-    def __init__(self, cfg, logger=None, ponder=False):
-        super().__init__(cfg, logger, ponder)
+    def __init__(self, cfg, logger=None, ponder=False, chess960=False):
+        super().__init__(cfg, logger, ponder, chess960)
         self.features: dict[str, str] = {}
+        self._board: chess.Board | None = None  # Chess960: the game, to write castling O-O
         self._known: list[str] = []  # moves the engine has been told or made
         self._playing = False  # False: engine in force mode
         self._ping = 0
@@ -685,6 +698,13 @@ class XboardEngine(Engine):
                         break
         except EngineTimeout:
             pass
+        if self.chess960 and "fischerandom" not in self.features.get("variants", "").split(","):
+            raise EngineUnsupported(f"{self.name}: the engine's variants feature does not "
+                                    f"list fischerandom: it cannot play -variant fischerandom")
+        if self.chess960 and self.features.get("setboard") != "1":
+            raise EngineUnsupported(f"{self.name}: the engine has no setboard feature: a "
+                                    f"Chess960 position cannot be set up (edit mode has no "
+                                    f"960 castling)")
         out = []
         for k, v in self.cfg.options.items():
             out.append(f"option {k}={v}\n")
@@ -709,6 +729,10 @@ class XboardEngine(Engine):
     def new_game(self, start_fen, white) -> None:
         cfg = self.cfg
         cmds = ["new", "post", "hard" if self.ponder_enabled else "easy"]
+        if self.chess960:
+            cmds.insert(1, "variant fischerandom")  # after `new`, before the position
+            self._board = chess.Board(start_fen or chess.STARTING_FEN, chess960=True)
+            start_fen = start_fen or chess.STARTING_FEN  # always set up: no random array
         if cfg.tc is not None and not cfg.tc.infinite:
             base = cfg.tc.base
             mins, secs = divmod(int(round(base)), 60)
@@ -721,7 +745,7 @@ class XboardEngine(Engine):
         if cfg.nodes is not None:
             cmds.append(f"nps {cfg.nodes}")  # with st 1: about `nodes` per move
         cmds.append("force")
-        if start_fen is not None and start_fen != chess.STARTING_FEN:
+        if start_fen is not None and (start_fen != chess.STARTING_FEN or self.chess960):
             cmds.extend(self._setup(start_fen))
         self.p.send("\n".join(cmds) + "\n")
         self._known = []
@@ -747,7 +771,24 @@ class XboardEngine(Engine):
         return out
 
     def _move_cmd(self, move: str) -> str:
+        if self._board is not None:  # Chess960: castling goes out as O-O / O-O-O
+            mv = chess.Move.from_uci(move)
+            if self._board.is_castling(mv):
+                move = "O-O" if self._board.is_kingside_castling(mv) else "O-O-O"
+            self._board.push(mv)
         return f"usermove {move}" if self.features.get("usermove") == "1" else move
+
+    def _read_move(self, text: str) -> str:
+        """Chess960: the engine's move (O-O, e1h1, ...) as king-takes-rook UCI; as sent
+        when it is not legal (the game then scores it)."""
+        if self._board is None:
+            return text
+        try:
+            mv = self._board.parse_san(text) if text[:1] in "O0" else self._board.parse_uci(text)
+        except ValueError:
+            return text
+        self._board.push(mv)
+        return mv.uci()
 
     def go(self, start_fen, moves, limits) -> SearchResult:
         known = self._known
@@ -779,7 +820,7 @@ class XboardEngine(Engine):
                 continue
             if line.startswith(b"move "):
                 elapsed = p.last_read - t0
-                mv = line[5:].strip().decode(errors="replace")
+                mv = self._read_move(line[5:].strip().decode(errors="replace"))
                 res = SearchResult(move=mv, elapsed=elapsed)
                 if last_post is not None:
                     tok = last_post.split()
@@ -879,9 +920,10 @@ def _parse_features(text: str):
         yield key, value
 
 
-def make_engine(cfg: EngineConfig, logger: Logger | None = None, ponder: bool = False) -> Engine:
+def make_engine(cfg: EngineConfig, logger: Logger | None = None, ponder: bool = False,
+                chess960: bool = False) -> Engine:
     if cfg.proto == "uci":
-        return UciEngine(cfg, logger, ponder)
+        return UciEngine(cfg, logger, ponder, chess960)
     if cfg.proto == "xboard":
-        return XboardEngine(cfg, logger, ponder)
+        return XboardEngine(cfg, logger, ponder, chess960)
     raise ValueError(f"unknown protocol {cfg.proto!r}")

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 
 import chess
 
+from .variant import VariantError, check_standard, pgn_is_chess960
+from .variant import board as variant_board
+
 
 @dataclass
 class Opening:
@@ -15,15 +18,17 @@ class Opening:
     fen: str | None = None  # None: the standard starting position
     moves: list[str] = field(default_factory=list)  # UCI moves played from `fen`
     name: str | None = None  # EPD `id`/`c0` opcode, PGN Opening (or ECO) tag
+    chess960: bool = False  # castling as king-takes-rook; `fen` as the book wrote it
 
     def board(self) -> chess.Board:
-        board = chess.Board(self.fen) if self.fen else chess.Board()
+        board = variant_board(self.fen, self.chess960)
         for m in self.moves:
             board.push_uci(m)
         return board
 
 
 STARTPOS = Opening(index=-1)
+STARTPOS_960 = Opening(index=-1, chess960=True)  # position 518 under Chess960 rules
 
 
 def _epd_fen(line: str) -> str:
@@ -56,10 +61,16 @@ _MOVENUM_RE = re.compile(r"^\d+\.+")
 
 
 class OpeningBook:
-    """An EPD or PGN file read into memory (PGN games are parsed when first used)."""
+    """An EPD or PGN file read into memory (PGN games are parsed when first used).
 
-    def __init__(self, path: str, fmt: str | None = None, plies: int | None = None):
+    ``chess960``: read positions under Chess960 rules (X-FEN or Shredder-FEN castling);
+    without it, a position whose castling only makes sense in Chess960 raises VariantError.
+    """
+
+    def __init__(self, path: str, fmt: str | None = None, plies: int | None = None,
+                 chess960: bool = False):
         self.path = path
+        self.chess960 = chess960
         fmt = fmt or ("pgn" if path.lower().endswith(".pgn") else "epd")
         if fmt not in ("epd", "pgn"):
             raise ValueError(f"unknown openings format {fmt!r} (epd or pgn)")
@@ -90,17 +101,20 @@ class OpeningBook:
             if self.format == "epd":
                 try:
                     fen = _epd_fen(self._items[index])
-                    chess.Board(fen)  # validate
+                    variant_board(fen, self.chess960)  # validate
+                    if not self.chess960:
+                        check_standard(fen)
                 except ValueError as e:
-                    raise ValueError(f"{self.path}:{self._lines[index]}: {e}") from None
-                op = Opening(index=index, fen=fen, name=_epd_name(self._items[index]))
+                    raise type(e)(f"{self.path}:{self._lines[index]}: {e}") from None
+                op = Opening(index=index, fen=fen, name=_epd_name(self._items[index]),
+                             chess960=self.chess960)
                 if fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
                     op.fen = None
             else:
                 try:
-                    op = _parse_pgn_game(self._items[index], index, self.plies)
+                    op = _parse_pgn_game(self._items[index], index, self.plies, self.chess960)
                 except ValueError as e:
-                    raise ValueError(f"{self.path}: game {index + 1}: {e}") from None
+                    raise type(e)(f"{self.path}: game {index + 1}: {e}") from None
             self._cache[index] = op
         return op
 
@@ -123,7 +137,7 @@ def _split_pgn(text: str) -> list[str]:
     return games
 
 
-def _parse_pgn_game(text: str, index: int, plies: int | None) -> Opening:
+def _parse_pgn_game(text: str, index: int, plies: int | None, chess960: bool = False) -> Opening:
     fen = None
     tags = {}
     movetext = []
@@ -133,13 +147,18 @@ def _parse_pgn_game(text: str, index: int, plies: int | None) -> Opening:
             tags[m.group(1)] = m.group(2)
             if m.group(1) == "FEN":
                 fen = m.group(2)
+            elif m.group(1) == "Variant" and pgn_is_chess960(m.group(2)) and not chess960:
+                raise VariantError(f"a Chess960 game (Variant {m.group(2)!r}): "
+                                   f"give -variant fischerandom")
         else:
             movetext.append(line)
     body = " ".join(movetext)
     prev = None
     while prev != body:  # nested variations and comments
         prev, body = body, _COMMENT_RE.sub(" ", body)
-    board = chess.Board(fen) if fen else chess.Board()
+    if fen and not chess960:
+        check_standard(fen)
+    board = variant_board(fen, chess960)
     moves = []
     for tok in body.split():
         tok = _MOVENUM_RE.sub("", tok)
@@ -154,7 +173,7 @@ def _parse_pgn_game(text: str, index: int, plies: int | None) -> Opening:
         fen = None
     name = " ".join(t for t in (tags.get("ECO"), tags.get("Opening"), tags.get("Variation"))
                     if t and t != "?") or None
-    return Opening(index=index, fen=fen, moves=moves, name=name)
+    return Opening(index=index, fen=fen, moves=moves, name=name, chess960=chess960)
 
 
 class OpeningSequence:
@@ -170,6 +189,7 @@ class OpeningSequence:
         order: str = "sequential",
         start: int = 1,
         seed: int = 0,
+        chess960: bool = False,
     ):
         if order not in ("sequential", "random"):
             raise ValueError(f"unknown openings order {order!r} (sequential or random)")
@@ -177,6 +197,7 @@ class OpeningSequence:
         self.order = order
         self.start = start
         self.seed = seed
+        self.chess960 = chess960 if book is None else book.chess960
         self._perm: list[int] | None = None
         if book is not None:
             if not 1 <= start <= len(book):
@@ -189,7 +210,7 @@ class OpeningSequence:
     def __getitem__(self, k: int) -> Opening:
         """The k-th opening of the run (0-based), wrapping around the book."""
         if self.book is None:
-            return STARTPOS
+            return STARTPOS_960 if self.chess960 else STARTPOS
         n = len(self.book)
         pos = (self.start - 1 + k) % n
         idx = self._perm[pos] if self._perm is not None else pos

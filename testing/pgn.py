@@ -86,7 +86,7 @@ def game_pgn(
     """The game as PGN text (one game, ending in a blank line)."""
     opts = options or PgnOptions()
     op = rec.opening
-    board = chess.Board(op.fen) if op.fen else chess.Board()
+    board = chess.Board(op.fen or chess.STARTING_FEN, chess960=op.chess960)
     tags = [
         ("Event", event),
         ("Site", site),
@@ -96,7 +96,9 @@ def game_pgn(
         ("Black", rec.black),
         ("Result", rec.result),
     ]
-    if op.fen:
+    if op.chess960:  # Chess960: always the tags, the FEN's castling field as the book wrote it
+        tags += [("Variant", "Chess960"), ("FEN", op.fen or chess.STARTING_FEN), ("SetUp", "1")]
+    elif op.fen:
         tags += [("FEN", op.fen), ("SetUp", "1")]
     if not opts.min:
         if op.name:

@@ -88,13 +88,13 @@ def _answer(events, k: int, prefix: str, cancel: tuple[str, ...]) -> str | None:
     return None
 
 
-def _uci_board(line: str) -> chess.Board:
+def _uci_board(line: str, chess960: bool = False) -> chess.Board:
     tokens = line.split()
     if len(tokens) > 1 and tokens[1] == "fen":
         end = tokens.index("moves") if "moves" in tokens else len(tokens)
-        board = chess.Board(" ".join(tokens[2:end]))
+        board = chess.Board(" ".join(tokens[2:end]), chess960=chess960)
     else:
-        board = chess.Board()
+        board = chess.Board(chess960=chess960)
         end = tokens.index("moves") if "moves" in tokens else len(tokens)
     for m in tokens[end + 1:]:
         board.push_uci(m)
@@ -233,7 +233,7 @@ class _Replay:
                 break
             self.p.send(line + "\n")
             if cmd == "position":
-                board = _uci_board(line)
+                board = _uci_board(line, self.start.chess960)
             elif cmd == "isready":
                 try:
                     self._read_answer(b"readyok", self.eng.cfg.startup, [])
@@ -286,7 +286,7 @@ class _Replay:
                 board, editing = self.start.copy(), True
                 continue
             if cmd == "setboard":
-                board = chess.Board(line[9:])
+                board = chess.Board(line[9:], chess960=self.start.chess960)
                 continue
             if cmd in ("level", "st"):
                 timed = True
@@ -304,9 +304,10 @@ class _Replay:
                     return self._stopped(board, f"no pong after {line}")
             mv = line[9:] if cmd == "usermove" else line if _XB_MOVE.match(line) else None
             if mv is not None:
-                if not _legal(board, mv):
+                uci = _uci(board, mv)  # O-O / O-O-O under variant fischerandom
+                if uci is None:
                     continue  # the a2a3 before `edit` of a black-to-move setup
-                board.push_uci(mv)
+                board.push_uci(uci)
             if cmd == "go" or (mv is not None and not force):
                 force = False
                 budget = (own or st) + 1.0 if timed else 0.0
@@ -356,7 +357,7 @@ def reproduce(rundir: str, game, ply: int | None = None, sides=("white", "black"
         raise ValueError(f"{rundir!r} has no saved settings")
     cfg = MatchConfig.from_dict(saved)
     by_name = {e.name: e for e in cfg.engines}
-    start = chess.Board(row["opening_fen"]) if row["opening_fen"] else chess.Board()
+    start = chess.Board(row["opening_fen"] or chess.STARTING_FEN, chess960=cfg.chess960)
     fail = loser_failure(row["termination"], row["result"])
     kinds = {"crashes": "crash", "stalls": "hang", "time_losses": "time loss",
              "illegal_moves": "illegal"}
@@ -374,7 +375,7 @@ def reproduce(rundir: str, game, ply: int | None = None, sides=("white", "black"
         failure = None
         if fail is not None and fail[0] == side:
             failure = (kinds[fail[1]], None)
-        eng = make_engine(ecfg, ponder=cfg.ponder)
+        eng = make_engine(ecfg, ponder=cfg.ponder, chess960=cfg.chess960)
         try:
             eng.start()
         except EngineError as e:

@@ -107,13 +107,14 @@ class Runner:
         book = None
         if cfg.openings is not None:
             o = cfg.openings
-            book = OpeningBook(o.file, o.format, o.plies)
+            book = OpeningBook(o.file, o.format, o.plies, chess960=cfg.chess960)
         o = cfg.openings
         self.openings = OpeningSequence(
             book,
             o.order if o else "sequential",
             o.start if o else 1,
             cfg.srand or 0,
+            chess960=cfg.chess960,
         )
         self.schedule = make_schedule(
             len(cfg.engines), cfg.tournament, cfg.rounds, cfg.games, cfg.repeat,

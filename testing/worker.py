@@ -52,7 +52,8 @@ class EngineSet:
         if e is None:
             if self.env:
                 ecfg = type(ecfg).from_dict({**ecfg.to_dict(), "env": {**ecfg.env, **self.env}})
-            e = make_engine(ecfg, self.logger, ponder=self.cfg.ponder)
+            e = make_engine(ecfg, self.logger, ponder=self.cfg.ponder,
+                            chess960=self.cfg.chess960)
             try:
                 e.start()
             except EngineError as err:

@@ -28,6 +28,7 @@ for _i, _ch in enumerate("PNBRQKpnbrqk"):
 _PIECE_CODE[ord(".")] = 12
 _EXPAND = str.maketrans({str(d): "." * d for d in range(1, 9)})
 _CASTLE_BITS = {"K": 1, "Q": 2, "k": 4, "q": 8}
+_SHREDDER = {"H": "K", "A": "Q", "h": "k", "a": "q"}
 _RESULT_TEXT = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 _RE_C9 = re.compile(r'\bc9\s+"?(1-0|0-1|1/2-1/2)"?')
 _RE_BRACKET = re.compile(r"\[\s*(1(?:\.0*)?|0(?:\.0*)?|0?\.50*)\s*\]")
@@ -116,9 +117,13 @@ def fen_fields(fen):
     castle = 0
     if f[2] != "-":
         for ch in f[2]:
-            if ch not in _CASTLE_BITS:
+            # Shredder-FEN / X-FEN (Chess960) name the rook's file: the h- and a-file rooks
+            # are the standard rights; the row holds no others (the tuner never castles)
+            ch = _SHREDDER.get(ch, ch)
+            if ch in _CASTLE_BITS:
+                castle |= _CASTLE_BITS[ch]
+            elif ch.upper() not in "BCDEFG":
                 raise ValueError(f"bad castling field {f[2]!r}")
-            castle |= _CASTLE_BITS[ch]
     # keep only rights whose king and rook stand at home (as the core's FEN parser requires)
     homes = {1: ((4, 5), (7, 3)), 2: ((4, 5), (0, 3)), 4: ((60, 11), (63, 9)),
              8: ((60, 11), (56, 9))}
@@ -331,7 +336,7 @@ def load_pgn(path, skip_plies=8, skip_bad=False) -> PositionSet:
             start = handle.lineno + 1
             try:
                 game = chess.pgn.read_game(handle)
-            except (ValueError, KeyError) as e:
+            except (ValueError, KeyError, IndexError) as e:  # IndexError: a stray `)`
                 _bad_line(path, start, f"unreadable game: {e}", "", skip_bad, bad)
                 continue
             if game is None:

@@ -208,11 +208,12 @@ class SpsaRun:
         o = cfg.openings
         if o is not None:
             try:
-                book = OpeningBook(o.file, o.format, o.plies)
+                book = OpeningBook(o.file, o.format, o.plies, chess960=cfg.chess960)
             except (OSError, ValueError) as e:
                 raise SpsaError(f"-openings: {e}") from None
         self.openings = OpeningSequence(book, o.order if o else "sequential",
-                                        o.start if o else 1, cfg.srand or 0)
+                                        o.start if o else 1, cfg.srand or 0,
+                                        chess960=cfg.chess960)
         self.session_games = 0
 
     def __repr__(self) -> str:

@@ -93,7 +93,11 @@ def build(pgn_paths, plies: int, out_path, min_count: int = 1, progress: bool = 
     for path in [pgn_paths] if isinstance(pgn_paths, str) else pgn_paths:
         with open(path, encoding="utf-8", errors="replace") as f:
             while True:
-                game = chess.pgn.read_game(f)
+                try:
+                    game = chess.pgn.read_game(f)
+                except IndexError:  # python-chess on a stray `)` (text that is not PGN)
+                    bad += 1
+                    continue
                 if game is None:
                     break
                 if game.errors:

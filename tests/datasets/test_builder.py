@@ -206,3 +206,24 @@ def test_cli_builds_a_set_and_reports_bad_games(tmp_path, capsys):
 def test_cli_rejects_a_missing_file(tmp_path, capsys):
     assert data_main(["data", str(tmp_path / "none.pgn"), "-o", str(tmp_path / "x")]) == 1
     assert "none.pgn: no such file" in capsys.readouterr().err
+
+
+def test_chess960_games_build_like_standard_chess_reads_their_positions():
+    path = DATA / "chess960_games.pgn"
+    ds = B.build(path, _config())
+    want = []
+    with open(path) as f:
+        g = -1
+        while (game := chess.pgn.read_game(f)) is not None:
+            g += 1
+            board = game.board()
+            assert board.chess960
+            for ply, node in enumerate(game.mainline(), 1):
+                board.push(node.move)
+                if ply <= 2 or board.is_check() or "M" in node.comment.split("/")[0]:
+                    continue
+                # the rows hold the rights standard chess reads (the tuner never castles)
+                want.append((chess.Board(board.fen()).epd(), RESULTS[game.headers["Result"]], g))
+    got = [(f, float(r), int(g)) for f, r, g in zip(ds.fens(), ds.results, ds.game, strict=True)]
+    assert got == want and len(got) > 100
+    assert ds.games[-1]["plies"] == 24  # the constructed game: both sides castle O-O-O

@@ -72,6 +72,7 @@ EFFECTS = {
     "-tbpieces": lambda tmp, base: ["3", "-tb", TB],  # compared with -tb alone below
     "-tbignore50": lambda tmp, base: ["-tb", TB],
     "-tbadjudicate": lambda tmp, base: ["DRAW", "-tb", TB],
+    "-variant": ["fischerandom"],
 }
 NEEDS = {"-tbpieces": ["-tb", TB], "-tbignore50": ["-tb", TB], "-tbadjudicate": ["-tb", TB]}
 REFUSED = {  # accepted only with another flag: alone it is refused with the reason

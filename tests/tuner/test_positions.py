@@ -147,3 +147,45 @@ def test_the_quiet_sample_loads():
     ps = Ps.load(DATA / "tuner_quiet_200.epd", use_cache=False)
     assert len(ps) == 200 and ps.bad == 0
     assert set(np.unique(ps.results)) <= {0.0, 0.5, 1.0}
+
+
+@pytest.mark.parametrize("fen, same_as", [
+    # Shredder-FEN names the rook files: h and a are the standard rights
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1",
+     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"),
+    # Chess960 rights the row cannot hold (king off e1, inner rooks) read as standard chess
+    ("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1",
+     "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w - - 0 1"),
+    ("rr1qkbnr/pppppppp/8/8/8/8/PPPPPPPP/RR1QKBNR w KBkb - 0 1",
+     "rr1qkbnr/pppppppp/8/8/8/8/PPPPPPPP/RR1QKBNR w Kk - 0 1"),
+])
+def test_chess960_castling_fields_pack_as_standard_chess_reads_them(fen, same_as):
+    import chess
+
+    assert np.array_equal(Ps.pack_fen(fen), Ps.pack_fen(same_as))
+    assert Ps.row_to_fen(Ps.pack_fen(fen)).split()[2] == chess.Board(fen).castling_xfen()
+
+
+def test_chess960_pgn_games_load_with_standard_chess_castling_rights():
+    import chess
+    import chess.pgn
+
+    path = DATA / "chess960_games.pgn"
+    ps = Ps.load_pgn(path, skip_plies=8)
+    expected, letters = [], 0
+    with open(path) as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            r = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[game.headers["Result"]]
+            board = game.board()
+            assert board.chess960  # [Variant "Chess960"]
+            for ply, node in enumerate(game.mainline(), 1):
+                board.push(node.move)
+                mate = "M" in node.comment.split("/")[0]
+                if ply > 8 and not board.is_check() and not mate:
+                    letters += any(c not in "KQkq-" for c in board.fen().split()[2])
+                    expected.append((chess.Board(board.fen()).epd(), r))
+    assert letters > 0  # X-FEN file letters were read, not only KQkq
+    assert len(ps) == len(expected) > 100
+    for row, result, (epd, r) in zip(ps.rows, ps.results, expected, strict=True):
+        assert Ps.row_to_fen(row).split()[:4] == epd.split()[:4]
+        assert result == r
