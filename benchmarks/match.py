@@ -9,10 +9,10 @@ that recording them costs (replayed through testing.engine.Recording and zlib).
 
     python benchmarks/match.py [--runs 3] [--games 40] [--openings PATH] [--fastchess PATH]
 
-Where fastchess is installed (on PATH, or --fastchess PATH), it plays the same match in
-alternation with ours, run for run, and its figures from this run are printed beside ours
-(wall time, time losses, and the CPU of the fastchess process itself, read from /proc while it
-runs); otherwise the anchors measured earlier stand in.
+Where fastchess or cutechess-cli is installed (on PATH, or --fastchess / --cutechess PATH),
+it plays the same match in alternation with ours, run for run, and its figures from this run
+are printed beside ours (wall time, time losses, and the CPU of the runner process itself, read
+from /proc while it runs); otherwise the anchors measured earlier stand in.
 """
 
 from __future__ import annotations
@@ -100,18 +100,20 @@ def _own_cpu(pid: int) -> float | None:
         return None
 
 
-def fastchess_run(fastchess: str, stockfish: str, openings: str, games: int, start: int,
-                  rundir: str) -> dict:
-    """The same match under fastchess: wall time, time losses (from its PGN) and the CPU of
-    the fastchess process (sampled from /proc every 50 ms; the last sample before it exits)."""
+def peer_run(runner: str, stockfish: str, openings: str, games: int, start: int,
+             rundir: str) -> dict:
+    """The same match under fastchess or cutechess-cli (their flags are the same here): wall
+    time, time losses (from its PGN) and the CPU of the runner process itself (sampled from
+    /proc every 50 ms; the last sample before it exits)."""
     import chess.pgn
 
     os.makedirs(rundir, exist_ok=True)
     pgn = os.path.join(rundir, "games.pgn")
-    cmd = [fastchess, "-engine", f"cmd={stockfish}", "name=sf1", "-engine", f"cmd={stockfish}",
+    cmd = [runner, "-engine", f"cmd={stockfish}", "name=sf1", "-engine", f"cmd={stockfish}",
            "name=sf2", "-each", "proto=uci", "tc=1+0.01", "-concurrency", "2", "-rounds",
            str(games // 2), "-games", "2", "-repeat", "-openings", f"file={openings}",
-           "format=epd", "order=sequential", f"start={start}", "-pgnout", f"file={pgn}",
+           "format=epd", "order=sequential", f"start={start}", "-pgnout",
+           pgn if "cutechess" in os.path.basename(runner) else f"file={pgn}",
            "-ratinginterval", "0"]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -124,7 +126,7 @@ def fastchess_run(fastchess: str, stockfish: str, openings: str, games: int, sta
     wall = time.monotonic() - t0
     err = proc.stderr.read()
     if proc.returncode != 0:
-        sys.exit(f"fastchess failed ({proc.returncode}):\n{err[-3000:]}")
+        sys.exit(f"{runner} failed ({proc.returncode}):\n{err[-3000:]}")
     n = losses = 0
     with open(pgn) as f:
         while (g := chess.pgn.read_headers(f)) is not None:
@@ -185,19 +187,24 @@ def main() -> int:
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--fastchess", default=shutil.which("fastchess"),
                     help="a fastchess binary to run beside ours (default: fastchess on PATH)")
+    ap.add_argument("--cutechess", default=shutil.which("cutechess-cli"),
+                    help="a cutechess-cli binary to run beside ours (default: on PATH)")
     args = ap.parse_args()
     stockfish = find_engine("stockfish")
     openings = os.path.abspath(args.openings)
     if not os.path.isfile(openings):
         sys.exit(f"openings file not found: {openings}")
-    runs, fc_runs = [], []
+    runs = []
+    peers = {name: path for name, path in (("fastchess", args.fastchess),
+                                           ("cutechess-cli", args.cutechess)) if path}
+    peer_runs: dict[str, list] = {name: [] for name in peers}
     with tempfile.TemporaryDirectory(prefix="wasp-match-bench-") as tmp:
         for i in range(args.runs):
-            if args.fastchess:  # alternating: both runners meet the same machine
-                f = fastchess_run(args.fastchess, stockfish, openings, args.games, args.start,
-                                  os.path.join(tmp, f"fc{i}"))
-                fc_runs.append(f)
-                print(f"fastchess run {i + 1}: wall {f['wall_s']:.1f} s, time losses "
+            for name, path in peers.items():  # alternating: all meet the same machine
+                f = peer_run(path, stockfish, openings, args.games, args.start,
+                             os.path.join(tmp, f"{name}{i}"))
+                peer_runs[name].append(f)
+                print(f"{name} run {i + 1}: wall {f['wall_s']:.1f} s, time losses "
                       f"{f['time_losses']}, its own CPU {f['cpu_per_game_s']:.3f} s/game",
                       flush=True)
             s = one_run(stockfish, openings, args.games, args.start, os.path.join(tmp, f"r{i}"))
@@ -233,24 +240,24 @@ def main() -> int:
         f"median of {args.runs} runs"
     )
     anchors = dict(ANCHORS)
-    if fc_runs:  # measured in this run: it replaces the stored anchor
-        anchors["fastchess"] = {
-            "wall_s": statistics.median(r["wall_s"] for r in fc_runs),
-            "time_losses": statistics.median(r["time_losses"] for r in fc_runs),
-            "cpu_per_game_s": statistics.median(r["cpu_per_game_s"] for r in fc_runs)}
-    print(f"{'runner':<16} {'wall s':>8} {'time losses':>12} {'runner CPU s/game':>18}")
+    for name, rs in peer_runs.items():  # measured in this run: it replaces the stored anchor
+        anchors[name] = {
+            "wall_s": statistics.median(r["wall_s"] for r in rs),
+            "time_losses": statistics.median(r["time_losses"] for r in rs),
+            "cpu_per_game_s": statistics.median(r["cpu_per_game_s"] for r in rs)}
+    print(f"{'runner':<24} {'wall s':>8} {'time losses':>12} {'runner CPU s/game':>18}")
     for name, a in anchors.items():
-        label = name + (" (this run)" if name == "fastchess" and fc_runs else " (anchor)")
-        print(f"{label:<16} {a['wall_s']:>8.1f} {a['time_losses']:>12g} "
+        label = name + (" (this run)" if name in peer_runs else " (anchor)")
+        print(f"{label:<24} {a['wall_s']:>8.1f} {a['time_losses']:>12g} "
               f"{a['cpu_per_game_s']:>18.3f}")
     print(
-        f"{'wasp-match':<16} {med['wall_s']:>8.1f} {med['time_losses']:>12g} "
+        f"{'wasp-match':<24} {med['wall_s']:>8.1f} {med['time_losses']:>12g} "
         f"{med['cpu_per_game_s']:>18.3f}"
     )
     best = min(a["wall_s"] for a in anchors.values())
-    if fc_runs:
-        print(f"\nwasp-match wall / fastchess wall (this run): "
-              f"{med['wall_s'] / anchors['fastchess']['wall_s']:.3f}")
+    for name in peer_runs:
+        print(f"\nwasp-match wall / {name} wall (this run): "
+              f"{med['wall_s'] / anchors[name]['wall_s']:.3f}")
     print(
         f"\nwasp-match wall / best anchor: {med['wall_s'] / best:.3f}; per-move latency "
         f"median {med['latency_median_ms']:.2f} ms, p99 {med['latency_p99_ms']:.2f} ms; "
@@ -265,13 +272,13 @@ def main() -> int:
         f"costs {med['recording_cpu_per_game_s'] * 1e3:.1f} ms CPU/game (within the runner "
         f"CPU above)"
     )
-    if not fc_runs:
-        print("fastchess is not installed here: its figures above are the anchors measured "
-              "earlier on these machines, not a run beside ours")
+    if "fastchess" not in peer_runs:
+        print("fastchess was not run here (not installed, or --fastchess ''): its figures "
+              "above are the anchors measured earlier on these machines")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"median": med, "runs": runs, "anchors": anchors,
-                       "fastchess_runs": fc_runs}, f, indent=2)
+                       "peer_runs": peer_runs}, f, indent=2)
     return 0
 
 
