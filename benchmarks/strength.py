@@ -4,6 +4,9 @@
     python benchmarks/strength.py                          # both, 200 games each at 10+0.1
     python benchmarks/strength.py --opponent stockfish --games 40 --tc 5+0.05
     python benchmarks/strength.py --rundir runs/strength   # again: resumes a stopped run
+    python benchmarks/strength.py --opponent stockfish --elo 2000 2200 2400 --games 100
+        # a gauntlet: Wasp-Py against each level, 100 games (50 pairs) each; goal 50 % at 2400
+    python benchmarks/strength.py --opponent stockfish --elo 2400 --wasp-option SearchFile=s.txt
 
 Openings: UHO_4060_v2 from ../shared (random order, fixed seed), game pairs with colours
 swapped. One game at a time by default: Stockfish's time management runs close to the clock
@@ -27,14 +30,14 @@ def _which(name):
     return shutil.which(name) or shutil.which(name, path="/usr/games")
 
 
-def opponent_engine(name):
+def opponent_engine(name, elo=1800):
     path = _which(name)
     if path is None:
         raise SystemExit(f"{name} is not installed (apt-get install {name})")
     if name == "fairymax":
         return ["cmd=" + path, "name=Fairy-Max", "proto=xboard"]
-    return ["cmd=" + path, "name=SF-1800", "proto=uci", "option.Threads=1",
-            "option.UCI_LimitStrength=true", "option.UCI_Elo=1800", "option.Move Overhead=100"]
+    return ["cmd=" + path, f"name=SF-{elo}", "proto=uci", "option.Threads=1",
+            "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}", "option.Move Overhead=100"]
 
 
 def main():
@@ -46,26 +49,40 @@ def main():
     ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rundir", default=None, help="where the runs go (default: a temp dir)")
+    ap.add_argument("--elo", type=int, nargs="+", default=[1800],
+                    help="Stockfish's UCI_Elo; several make a gauntlet, --games each "
+                         "(default 1800)")
+    ap.add_argument("--wasp-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a UCI option for Wasp-Py (SearchFile=..., EvalFile=...); repeatable")
     args = ap.parse_args()
+    for item in args.wasp_option:
+        if "=" not in item:
+            ap.error(f"--wasp-option: expected NAME=VALUE, got {item!r}")
     workdir = pathlib.Path(args.rundir or tempfile.mkdtemp(prefix="strength-"))
     workdir.mkdir(parents=True, exist_ok=True)
     opponents = ["fairymax", "stockfish"] if args.opponent == "both" else [args.opponent]
     status = 0
     for name in opponents:
+        levels = args.elo if name == "stockfish" else [None]
+        run = name if levels in ([None], [1800]) else f"{name}-{'-'.join(map(str, levels))}"
+        others = [tok for elo in levels
+                  for tok in ("-engine", *(opponent_engine(name, elo) if elo else
+                                           opponent_engine(name)))]
         cmd = ["wasp-match",
                "-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", f"dir={ROOT}",
-               "proto=uci", "name=Wasp-Py",
-               "-engine", *opponent_engine(name),
+               "proto=uci", "name=Wasp-Py", *(f"option.{o}" for o in args.wasp_option),
+               *others, *(["-tournament", "gauntlet"] if len(levels) > 1 else []),
                "-each", f"tc={args.tc}", "option.Hash=16",
                "-games", str(args.games), "-repeat", "-concurrency", str(args.concurrency),
                "-openings", f"file={BOOK}", "format=epd", "order=random",
                "-srand", str(args.seed), "-ratinginterval", "20",
-               "-rundir", str(workdir / name), "-pgnout", str(workdir / f"{name}.pgn"),
+               "-rundir", str(workdir / run), "-pgnout", str(workdir / f"{run}.pgn"),
                "-recover"]
-        if (workdir / name / "games.sqlite").exists():  # a stopped run: play the games left
-            cmd = ["wasp-match", "-resume", str(workdir / name),
+        if (workdir / run / "games.sqlite").exists():  # a stopped run: play the games left
+            cmd = ["wasp-match", "-resume", str(workdir / run),
                    "-concurrency", str(args.concurrency), "-ratinginterval", "20"]
-        print(f"# goal against {name}: >= {GOALS[name]:.0f} %", flush=True)
+        target = f"{name} at UCI_Elo {max(levels)}" if levels != [None] else name
+        print(f"# goal against {target}: >= {GOALS[name]:.0f} %", flush=True)
         print(" ".join(cmd), flush=True)
         status |= subprocess.call(cmd)
     return status
