@@ -342,3 +342,16 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
         proc.wait(60)
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_run_that_cannot_be_read_is_named_with_the_reason(tmp_path):
+    bad = tmp_path / "broken"
+    bad.mkdir()
+    (bad / "games.sqlite").write_bytes(b"this is not a database" * 100)
+    runs = Runs(str(tmp_path))
+    listing = runs.list()
+    assert listing["runs"] == []
+    (err,) = listing["errors"]
+    assert err["id"] == "broken" and "cannot read" in err["error"]
+    with pytest.raises(RunError, match="cannot read"):
+        runs.detail("broken")
