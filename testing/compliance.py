@@ -315,7 +315,9 @@ class UciChecker(Checker):
         while True:
             line = self.pipe.readline(max(0.0, deadline - time.monotonic()))
             if line is None:
-                raise Failed(f"no `uciok` within startup={self.cfg.startup:g} s")
+                raise Gone(f"no `uciok` within startup={self.cfg.startup:g} s (an xboard "
+                           "engine? try proto=xboard; one that compiles at start? raise "
+                           "startup=)")
             if line == "uciok" or line.strip() == "uciok":
                 return self.id_name or ""
             if line.startswith("id name "):
@@ -360,6 +362,13 @@ class UciChecker(Checker):
         pos = "position startpos" if fen is None else f"position fen {fen}"
         return pos + (" moves " + " ".join(moves) if moves else "") + "\n"
 
+    def _drain_to_bestmove(self, timeout: float) -> None:
+        """Read and drop the rest of a search's output, up to its bestmove."""
+        while True:
+            line = self.pipe.readline(timeout)
+            if line is None or line.startswith("bestmove"):
+                return
+
     def read_bestmove(self, board: chess.Board, timeout: float) -> tuple[str, list[str]]:
         """The bestmove (checked) and the info lines (each checked) of one search."""
         infos = []
@@ -370,6 +379,7 @@ class UciChecker(Checker):
             if line.startswith("info"):
                 bad = info_problem(line, board)
                 if bad:
+                    self._drain_to_bestmove(timeout)  # so the next step reads its own answer
                     raise Failed(f"malformed info line: {bad}", line)
                 infos.append(line)
             elif line.startswith("bestmove"):
@@ -519,8 +529,8 @@ class XboardChecker(Checker):
             line = self.pipe.readline(max(0.0, deadline - time.monotonic()))
             if line is None:
                 if not self.features:
-                    raise Failed(f"no `feature` line within {timeout:g} s of `protover 2` "
-                                 "(a protocol-1 engine?)")
+                    raise Gone(f"no `feature` line within {timeout:g} s of `protover 2` "
+                               "(a protocol-1 engine? a UCI engine: try proto=uci)")
                 raise Failed("no `feature done=1`", None)
             if not line.startswith("feature "):
                 continue

@@ -1,7 +1,9 @@
 """`wasp-match -compliance`: real engines pass, each broken test engine fails with its reason."""
 
 import os
+import shutil
 import sys
+import time
 
 import chess
 import pytest
@@ -28,7 +30,7 @@ def test_a_correct_engine_passes_every_step(capsys):
 
 @pytest.mark.parametrize("fault,step,reason", [
     ("nouciok", "`uci` answered by `uciok`", "no `uciok` within"),
-    ("noreadyok", "`isready`", "no `readyok` within"),
+    ("noreadyok", "`isready`", "no `readyok`"),
     ("illegal", "legal bestmove", "is not legal in"),
     ("badinfo", "valid info lines", "malformed info line: score needs cp N or mate N"),
     ("badpv", "valid info lines", "pv move 'e2e5' is not legal"),
@@ -39,9 +41,21 @@ def test_each_broken_engine_fails_with_its_reason(capsys, fault, step, reason):
     code, out, err = run(capsys, [sys.executable, f"arg={BROKEN}", f"arg=--fault={fault}",
                                   "startup=2"])
     assert code == 1
-    first = next(ln for ln in out.splitlines() if ln.startswith("FAIL"))
-    assert step in first and reason in first, out
+    fails = [ln for ln in out.splitlines() if ln.startswith("FAIL")]
+    assert step in fails[0] and reason in fails[0], out
+    # every failure is the engine's own fault, never a step reading an earlier step's answer
+    assert all(reason in ln for ln in fails), out
     assert "Not compliant: " in err
+
+
+def test_a_failed_handshake_skips_the_rest_at_once_with_a_hint(capsys):
+    fairymax = shutil.which("fairymax") or shutil.which("fairymax", path="/usr/games")
+    if fairymax is None:
+        pytest.skip("fairymax not installed")
+    t0 = time.monotonic()
+    code, out, _ = run(capsys, [fairymax, "startup=1"])  # an xboard engine checked as UCI
+    assert code == 1 and time.monotonic() - t0 < 30
+    assert "try proto=xboard" in out and "1 failed, 21 skipped" in out
 
 
 def test_the_offending_line_is_shown(capsys):
