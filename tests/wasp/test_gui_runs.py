@@ -222,6 +222,23 @@ def test_bad_requests_get_a_clear_message(server):
     assert code == 404 and "no game 9999" in data["error"]
     code, data = get(server, "/api/run/games", id="matches/sprt", result="maybe")
     assert code == 400 and "unknown result filter" in data["error"]
+    code, data = get(server, "/api/run/games", id="matches/sprt", engine="nobody")
+    assert code == 400 and "greedy, random" in data["error"]
+    code, data = get(server, "/api/run/games", id="matches/sprt", termination="bogus")
+    assert code == 400 and "no game of this run ended by 'bogus'" in data["error"]
+
+
+def test_a_port_in_use_is_a_message_not_a_traceback(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        proc = subprocess.run([sys.executable, "-m", "wasp.cli", "gui", "--runs", str(tmp_path),
+                               "--port", str(s.getsockname()[1])], capture_output=True,
+                              text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 1 and "cannot listen on" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_without_runs_the_endpoints_say_how_to_get_them():

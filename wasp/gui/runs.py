@@ -61,11 +61,21 @@ def _kind(path: str) -> str | None:
 
 
 def _connect(path: str) -> sqlite3.Connection:
+    """A read-only connection. A WAL reader needs the store's -shm file, which SQLite makes
+    if it is missing; in a directory this user cannot write, the store is read as it stands
+    on disk (`immutable`: games still in another process's WAL are not seen)."""
     db = os.path.join(path, DB_NAME)
+    uri = f"file:{quote(os.path.abspath(db))}?mode=ro"
     try:
-        con = sqlite3.connect(f"file:{quote(os.path.abspath(db))}?mode=ro", uri=True,
-                              timeout=5.0, check_same_thread=False)
-        con.execute("SELECT 1 FROM meta LIMIT 1")
+        try:
+            con = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
+            con.execute("SELECT 1 FROM meta LIMIT 1")
+        except sqlite3.OperationalError:
+            if os.access(path, os.W_OK) or not os.access(db, os.R_OK):
+                raise
+            con = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=5.0,
+                                  check_same_thread=False)
+            con.execute("SELECT 1 FROM meta LIMIT 1")
     except sqlite3.Error as e:
         raise RunError(f"cannot read {db}: {e}", 500) from None
     return con
@@ -472,6 +482,15 @@ class _MatchCache:
             limit = min(GAMES_PAGE, max(1, int(arg("limit") or 50)))
         except ValueError:
             raise RunError("offset and limit must be whole numbers", 400) from None
+        names = {e.get("name") for e in self.cfg.get("engines", [])}
+        names |= {r["white"] for r in rows} | {r["black"] for r in rows}
+        if engine and engine not in names:
+            raise RunError(f"no engine {engine!r} in this run (its engines: "
+                           f"{', '.join(sorted(n for n in names if n))})", 400)
+        ends = {r["termination"] for r in rows}
+        if term and term not in ends:
+            raise RunError(f"no game of this run ended by {term!r} (its endings: "
+                           f"{', '.join(sorted(ends)) or 'none yet'})", 400)
         if engine:
             rows = [r for r in rows if engine in (r["white"], r["black"])]
         if result:

@@ -362,7 +362,8 @@ class BoardServer(http.server.ThreadingHTTPServer):
         return f"http://{shown}:{port}/"
 
     def server_close(self) -> None:
-        self.games.close_all()
+        if hasattr(self, "games"):  # not yet there when binding the port failed
+            self.games.close_all()
         super().server_close()
 
 

@@ -274,7 +274,7 @@ function encounterBlock(enc) {
                     `W-D-L, ${enc.games} games, ${fmt(score, 1)} %`));
   if (enc.elo !== undefined) {
     cards.append(card("Elo", `${fmt(enc.elo)} \u00b1 ${fmt(enc.elo_err)}`, `LOS ${fmt(100 * enc.los, 1)} %`));
-    cards.append(card("nElo", `${fmt(enc.nelo)} \u00b1 ${fmt(enc.nelo_err)}`, `draw ratio ${fmt(100 * enc.draw_ratio, 1)} %`));
+    cards.append(card("nElo", `${fmt(enc.nelo)} \u00b1 ${fmt(enc.nelo_err)}`, `draws ${fmt(100 * enc.draw_ratio, 1)} % of games`));
   }
   if (enc.sprt) {
     cards.append(card("LLR", `${fmt(enc.sprt.llr, 2)}`,
