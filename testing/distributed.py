@@ -106,7 +106,11 @@ def run_pairs(runner) -> None:
     cfg_dict["dask"] = None
     cfg_dict["log"] = None  # the log file is the client's
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-    client = Client(cfg.dask, timeout="20s")
+    try:
+        client = Client(cfg.dask, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        runner._fail(f"-dask {cfg.dask}: cannot reach the scheduler: {e}")
+        return
     try:
         nthreads = client.nthreads()
         factors = None

@@ -214,6 +214,12 @@ def play_game(
                 result = lose(turn, "crash", f"{_COLOR[turn]} disconnects")
             elif eng.stop():
                 rec.time_loss = True
+                if clock is not None:  # no answer by the flag: charge the time it had
+                    clock.punch(timeout, cfg.margin)
+                if turn == chess.WHITE:
+                    rec.white_time += timeout
+                else:
+                    rec.black_time += timeout
                 result = lose(turn, "timeout", f"{_COLOR[turn]} loses on time")
             else:
                 eng.broken = True

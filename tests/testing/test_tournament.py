@@ -49,6 +49,10 @@ def test_failing_engine_is_scored_and_run_continues(capsys, tmp_path, fail):
         assert (df["score"] == 1.0).all()
         assert (df["termination"] == expected[fail]).all()
     assert "Finished game 2" in out
+    if fail == "stall":  # the loser's clock shows the time it ran out of, not a full one
+        lost = df.iloc[0]
+        side = "white" if lost["white"] == "bad" else "black"
+        assert lost[f"{side}_left"] <= 0.0 and lost[f"{side}_time"] >= 2.0
 
 
 def test_crash_without_recover_stops_the_run(capsys, tmp_path):
