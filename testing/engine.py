@@ -10,6 +10,7 @@ import os
 import select
 import shlex
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -505,6 +506,16 @@ def _int_after(tokens: list[bytes], key: bytes) -> int | None:
         return None
 
 
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_once(engine: str, option: str, why: str) -> None:
+    """One line on stderr per engine and option for this process (fastchess warns too)."""
+    if (engine, option) not in _WARNED:
+        _WARNED.add((engine, option))
+        print(f"warning: {engine}: option {option!r}: {why}", file=sys.stderr, flush=True)
+
+
 class UciEngine(Engine):
     protocol = "uci"
 
@@ -540,6 +551,9 @@ class UciEngine(Engine):
             opts["UCI_Chess960"] = "true"
         for k, v in opts.items():
             out.append(f"setoption name {k} value {v}\n")
+            if k.lower() not in self.options and self.options:
+                _warn_once(self.name, k, "the engine declares no such option (a typo?); "
+                                         "sent anyway")
         p.send("".join(out))
         self._sync()
 

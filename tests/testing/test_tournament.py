@@ -337,3 +337,14 @@ def test_use_affinity_pins_each_running_game_to_its_own_core(capsys, tmp_path):
 def test_use_affinity_refuses_bad_core_lists(capsys, tmp_path, argv, needle):
     code, _, err = run(capsys, GOOD + RANDOM + FAST + argv + ["-rundir", str(tmp_path / "r")])
     assert code == 2 and needle in err, err
+
+
+def test_an_option_the_engine_does_not_declare_is_warned_of(capfd, tmp_path, stockfish):
+    argv = ["-engine", f"cmd={stockfish}", "name=sf1", "option.Hahs=16", "-engine",
+            f"cmd={stockfish}", "name=sf2", "-each", "nodes=300", "-games", "2",
+            "-rundir", str(tmp_path / "r")]
+    code = main(argv)
+    err = capfd.readouterr().err  # the games' worker processes write to the real stderr
+    assert code == 0
+    assert "warning: sf1: option 'Hahs': the engine declares no such option" in err
+    assert err.count("option 'Hahs'") <= 2  # once per process, not once per game
