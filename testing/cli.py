@@ -64,7 +64,8 @@ Adjudication (default: none):
   -tb PATHS               Syzygy tablebase directories (':'-separated): a game reaching a
                           position they hold (50-move counter at 0, no castling) ends with
                           their result
-  -tbpieces N             only positions of N pieces or fewer (default: the largest table)
+  -tbpieces N             only positions of N pieces or fewer (default, or 0: the largest
+                          table's)
   -tbignore50             a win the 50-move rule would draw (cursed) counts as a win
   -tbadjudicate BOTH|WIN_LOSS|DRAW   which results the tables decide (default BOTH)
 

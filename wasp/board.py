@@ -10,6 +10,7 @@ from wasp.position import (
     copy_state,
     current_key,
     gives_check,
+    history_keys,
     insufficient_material,
     is_repetition,
     make_move,
@@ -238,6 +239,14 @@ class Position:
     def is_repetition(self, count: int = 3) -> bool:
         """True when the position has occurred `count` times (this one included)."""
         return bool(is_repetition(self.S, count - 1))
+
+    def has_repeated(self) -> bool:
+        """Has any position since the last capture or pawn move occurred twice? (Stockfish's
+        Position::has_repeated: its tablebase ranking then makes the win progress by DTZ.)"""
+        keys = history_keys(self.S)
+        n = min(int(self.halfmove_clock), len(keys) - 1) + 1
+        recent = keys[len(keys) - n:]
+        return len(set(recent.tolist())) < n
 
     def is_fifty_moves(self) -> bool:
         return self.halfmove_clock >= 100

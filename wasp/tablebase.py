@@ -132,7 +132,7 @@ class Tablebases:
         import chess.syzygy
 
         cnt50 = board.halfmove_clock
-        rep = position.is_repetition(2)
+        rep = position.has_repeated()  # not only the root: any position since the last zeroing
         ranks, scores, hits = {}, {}, 0
         bound = MAX_DTZ // 2 - 100 if rule50 else 1
         for move in moves:

@@ -256,3 +256,39 @@ def test_without_dtz_files_the_root_is_ranked_by_wdl():
         assert losing and not set(losing) & set(probe.moves)
     engine.set_position("8/8/8/4k3/8/8/8/R3K3 w - - 0 1")
     assert engine.root_probe().dtz is True
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize("fen", ["8/8/8/8/4K3/8/3k4/6R1 w - - 0 1",
+                                 "8/2Q1K3/8/8/8/3k4/8/8 w - - 0 1"])
+def test_depth_one_converts_wins_that_a_root_only_repetition_check_drew(fen):
+    """At `go depth 1` every winning move looks alike until a repetition makes the ranking go
+    by DTZ; counting repetitions of the root only, these games went round in circles to a
+    threefold repetition. Any position repeated since the last zeroing move counts."""
+    sf = _which("stockfish")
+    if sf is None:
+        pytest.skip("stockfish not installed")
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, timeout=180) as wasp, \
+            chess.engine.SimpleEngine.popen_uci(sf) as fish:
+        wasp.configure({"SyzygyPath": TABLES})
+        board = chess.Board(fen)
+        while not board.is_game_over(claim_draw=True) and board.ply() < 300:
+            if board.turn == chess.WHITE:
+                board.push(wasp.play(board, chess.engine.Limit(depth=1)).move)
+            else:
+                board.push(fish.play(board, chess.engine.Limit(nodes=20000)).move)
+        assert board.is_checkmate(), (board.result(claim_draw=True), board.fen())
+
+
+def test_has_repeated_looks_at_every_position_since_the_last_zeroing_move():
+    from wasp.board import Position
+
+    pos = Position("8/8/8/8/4K3/8/3k4/6R1 w - - 0 1")
+    assert not pos.has_repeated()
+    for move in ("g1g2", "d2d1", "g2g1", "d1d2"):  # back where it started: a repetition
+        pos.push_uci(move)
+    assert pos.has_repeated()
+    pos.push_uci("g1g3")  # a new position, but the repetition stays in the history
+    assert pos.has_repeated() and not pos.is_repetition(2)
+    pos.push_uci("d2c2")
+    assert pos.has_repeated()
