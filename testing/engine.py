@@ -756,8 +756,10 @@ class XboardEngine(Engine):
             cmds.append(f"st {max(1, int(round(cfg.st)))}")
         if cfg.depth is not None:
             cmds.append(f"sd {cfg.depth}")
-        if cfg.nodes is not None:
-            cmds.append(f"nps {cfg.nodes}")  # with st 1: about `nodes` per move
+        if cfg.nodes is not None:  # CECP: time counted in nodes, N a second; st 1: N a move
+            if cfg.tc is None and cfg.st is None:
+                cmds.append("st 1")
+            cmds.append(f"nps {cfg.nodes}")
         cmds.append("force")
         if start_fen is not None and (start_fen != chess.STARTING_FEN or self.chess960):
             cmds.extend(self._setup(start_fen))

@@ -42,6 +42,7 @@ class XboardEngine:
         self.mps, self.base_ms, self.inc_ms = 0, 5 * 60_000, 0
         self.st_ms = None
         self.sd = None
+        self.nps = None  # CECP `nps N`: time is nodes / N, so `st S` means S * N nodes
         self.engine_clock_ms = None
         self.engine_moves = 0
         self.clock_fresh = False  # a `time` came since our last move
@@ -72,7 +73,9 @@ class XboardEngine:
             engine.go(analyze=True, on_info=self._post)
             return
         start = self.line_time or time.monotonic()
-        if self.st_ms is not None:
+        if self.nps is not None and self.st_ms is not None:  # node-counted time
+            clock = dict(nodes=max(1, self.st_ms * self.nps // 1000))
+        elif self.st_ms is not None:
             clock = dict(movetime=self.st_ms)
         else:
             left = self.engine_clock_ms if self.engine_clock_ms is not None else self.base_ms
@@ -236,6 +239,14 @@ class XboardEngine:
             raise ValueError("st needs a positive number of seconds")
         self.st_ms = int(seconds * 1000)
 
+    def cmd_nps(self, args, line):
+        """With `st S`, S * N nodes a move (how GUIs and match runners ask for node-limited
+        games); with a `level` clock the wall clock still rules. `nps 0`: back to it."""
+        rate = int(args[0])
+        if rate < 0:
+            raise ValueError("nps needs a node rate of at least 0")
+        self.nps = rate or None
+
     def cmd_sd(self, args, line):
         depth = int(args[0])
         if depth < 1:
@@ -356,6 +367,7 @@ COMMANDS = {
     "level": XboardEngine.cmd_level,
     "st": XboardEngine.cmd_st,
     "sd": XboardEngine.cmd_sd,
+    "nps": XboardEngine.cmd_nps,
     "post": XboardEngine.cmd_post,
     "nopost": XboardEngine.cmd_nopost,
     "hard": XboardEngine.cmd_hard,

@@ -348,3 +348,19 @@ def test_an_option_the_engine_does_not_declare_is_warned_of(capfd, tmp_path, sto
     assert code == 0
     assert "warning: sf1: option 'Hahs': the engine declares no such option" in err
     assert err.count("option 'Hahs'") <= 2  # once per process, not once per game
+
+
+def test_xboard_engines_play_node_limited_games_by_st_and_nps(capsys, tmp_path):
+    """-each nodes=N for an xboard engine: CECP's `st 1` with `nps N` (N nodes a move), so
+    the game is node-limited, not played on a default clock."""
+    argv = ["-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", f"dir={ROOT}",
+            "proto=xboard", "name=wasp-xb", *GOOD, "-each", "nodes=2000", "-games", "2",
+            "-maxmoves", "12", "-rundir", str(tmp_path / "r")]
+    code, out, err = run(capsys, argv)
+    assert code == 0, err
+    df = testing.results(str(tmp_path / "r"))
+    assert len(df) == 2 and not df["time_loss"].any()
+    side = "white" if df.iloc[0]["white"] == "wasp-xb" else "black"
+    sent = [ln.split(" ", 2)[2] for ln in testing.transcript(str(tmp_path / "r"), 1, side)
+            .splitlines() if ln.split(" ", 2)[1] == ">"]
+    assert "st 1" in sent and "nps 2000" in sent
