@@ -574,6 +574,12 @@ class XboardChecker(Checker):
         self.sync()
         return ""
 
+    def _drain_to_move(self, timeout: float) -> None:
+        while True:
+            line = self.pipe.readline(timeout)
+            if line is None or line.strip().startswith(("move ", "resign", "Illegal", "Error")):
+                return
+
     def read_move(self, board: chess.Board, timeout: float, max_depth: int | None = None):
         """The engine's move (checked) after checking its thinking output."""
         while True:
@@ -583,10 +589,14 @@ class XboardChecker(Checker):
             s = line.strip()
             if s[:1].isdigit():
                 tok = s.split()
+                problem = None
                 if len(tok) < 4 or not all(_is_int(t.rstrip(".&")) for t in tok[:4]):
-                    raise Failed("thinking output should be `ply score time nodes pv`", line)
-                if max_depth is not None and int(tok[0].rstrip(".&")) > max_depth:
-                    raise Failed(f"thinking past depth {max_depth}", line)
+                    problem = "thinking output should be `ply score time nodes pv`"
+                elif max_depth is not None and int(tok[0].rstrip(".&")) > max_depth:
+                    problem = f"thinking past depth {max_depth}"
+                if problem:  # read on to this search's move: the next step reads its own
+                    self._drain_to_move(timeout)
+                    raise Failed(problem, line)
             elif s.startswith("move "):
                 move = s.split()[1]
                 bad = _move_problem(board, move)

@@ -105,3 +105,28 @@ def test_wasp_passes(capsys, proto):
                                   "startup=300"])
     assert code == 0, out + err
     assert "SKIP" not in out
+
+
+BROKEN_XBOARD = os.path.join(HERE, "fake_engines", "broken_xboard.py")
+
+
+@pytest.mark.parametrize("fault,step,reason", [
+    ("nodone", "`feature ... done=1`", "no `feature done=1`"),
+    ("illegal", "engine plays black", "is not legal in"),
+    ("badpost", "thinking output valid", "thinking output should be `ply score time nodes pv`"),
+    ("deep", "`sd 3`", "thinking past depth 3"),
+    ("noillegal", "answered by `Illegal move`", "no `Illegal move` for e2e5"),
+])
+def test_each_broken_xboard_engine_fails_with_its_reason(capsys, fault, step, reason):
+    code, out, err = run(capsys, [sys.executable, f"arg={BROKEN_XBOARD}",
+                                  f"arg=--fault={fault}", "proto=xboard", "startup=3"])
+    assert code == 1
+    fails = [ln for ln in out.splitlines() if ln.startswith("FAIL")]
+    assert step in fails[0] and reason in fails[0], out
+    assert all(reason in ln for ln in fails), out  # never an earlier step's left-overs
+
+
+def test_the_sound_xboard_test_engine_passes(capsys):
+    code, out, _ = run(capsys, [sys.executable, f"arg={BROKEN_XBOARD}", "arg=--fault=none",
+                                "proto=xboard", "startup=3"])
+    assert code == 0 and "0 failed" in out, out
