@@ -355,6 +355,9 @@ def reproduce(rundir: str, game, ply: int | None = None, sides=("white", "black"
         store.close()
     if saved is None:
         raise ValueError(f"{rundir!r} has no saved settings")
+    last = row["plies"] + len((row.get("opening_moves") or "").split()) + 1  # + the failed one
+    if ply is not None and ply > last:
+        raise ValueError(f"--ply {ply}: game {game} ends at ply {last}")
     cfg = MatchConfig.from_dict(saved)
     by_name = {e.name: e for e in cfg.engines}
     start = chess.Board(row["opening_fen"] or chess.STARTING_FEN, chess960=cfg.chess960)
@@ -438,6 +441,10 @@ def main(argv: list[str]) -> int:
                 i += 1
         if len(pos) != 2:
             raise ValueError("expected DIR GAME (see reproduce --help)")
+        parts = pos[1].strip().split(".")
+        if len(parts) > 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"GAME {pos[1]!r}: expected a game number (the PGN Round) "
+                             "or PAIR.G")
     except ValueError as e:
         print(f"wasp-match reproduce: error: {e}", file=sys.stderr)
         return 2

@@ -115,6 +115,8 @@ def test_reproduce_an_xboard_game_identically(capsys, tmp_path, fairymax):
     (["reproduce", "DIR", "1", "--side", "red"], 2, "--side: expected white or black"),
     (["reproduce", "DIR", "1", "--speed", "2"], 2, "unknown flag '--speed'"),
     (["reproduce", "/nonexistent", "1"], 1, "holds no run"),
+    (["reproduce", "DIR", "x"], 2, "GAME 'x': expected a game number"),
+    (["reproduce", "DIR", "1.2.3"], 2, "or PAIR.G"),
 ])
 def test_reproduce_command_line_errors(capsys, argv, code, msg):
     got, out, err = run(capsys, argv)
@@ -127,6 +129,8 @@ def test_reproduce_names_a_game_that_is_not_stored(capsys, tmp_path):
          "-maxmoves", "3")
     code, out, err = run(capsys, ["reproduce", rd, "9"])
     assert code == 1 and "game 9: not in the run store" in err
+    code, out, err = run(capsys, ["reproduce", rd, "1", "--ply", "999"])
+    assert code == 1 and "--ply 999: game 1 ends at ply" in err
     assert os.path.isfile(os.path.join(rd, "games.sqlite"))
 
 
