@@ -228,6 +228,18 @@ class Checker:
         self.pipe: Pipe | None = None
         self.gone: str | None = None
 
+    def run(self) -> list[Step]:
+        """Every step in order; the engine is closed whatever happens."""
+        try:
+            self._steps()
+        finally:
+            if self.pipe is not None:
+                self.pipe.close()
+        return self.steps
+
+    def _steps(self) -> None:
+        raise NotImplementedError
+
     def step(self, name: str, action) -> bool:
         if self.gone is not None:
             st = Step(name, "skip", f"not run: {self.gone}")
@@ -262,45 +274,40 @@ class Checker:
 
 
 class UciChecker(Checker):
-    def run(self) -> list[Step]:
+    def _steps(self) -> None:
         self.id_name = self.id_author = None
         self.options: list[str] = []
-        try:
-            self.step("start the engine, `uci` answered by `uciok`", self.handshake)
-            self.step("`id name`", lambda: self._need(self.id_name, "id name"))
-            self.step("`id author`", lambda: self._need(self.id_author, "id author"))
-            self.step("option declarations parse (type, default, min/max, var)", self.options_ok)
-            self.step("setoption (each option to its default, and given ones), `isready`",
-                      self.setoptions)
-            self.step("`isready` answered by `readyok`", self.isready)
-            self.step("`ucinewgame`, `isready`", lambda: self.isready("ucinewgame\n"))
-            self.step("`position startpos`, `isready`",
-                      lambda: self.isready("position startpos\n"))
-            self.step("`position fen`, `isready`", lambda: self.isready(f"position fen {FEN}\n"))
-            for fen, moves, go in (
-                (FEN, [], "go wtime 100"),  # fastchess: only the mover's clock
-                (BLACK_FEN, [], "go btime 100"),
-                (FEN, [], "go wtime 1000 btime 1000"),
-                (None, ["e2e4", "e7e5"], "go wtime 1000 winc 100 btime 1000 binc 100"),
-                (BLACK_FEN, ["d7d5", "e4d5"], "go btime 1000 binc 100 wtime 1000 winc 100"),
-                (None, [], "go wtime 2000 btime 2000 movestogo 5"),
-                (FEN, ["d2d1"], "go depth 3"),
-                (None, ["g1f3"], "go nodes 5000"),
-                (FEN, [], "go movetime 200"),
-            ):
-                where = "startpos" if fen is None else ("fen" if fen == FEN else "black fen")
-                label = f"`{go}` from {where}" + (f" moves {' '.join(moves)}" if moves else "")
-                self.step(label + ": legal bestmove, valid info lines",
-                          lambda f=fen, m=moves, g=go: self.search(f, m, g))
-            self.step("`go infinite`: no bestmove before `stop`, `isready` answered while "
-                      "searching", self.infinite)
-            self.step("`stop` answered by a legal bestmove", self.stopped)
-            self.step("a game: `ucinewgame`, six plies from startpos with moves", self.game)
-            self.step("`quit` ends the process", self.quit)
-        finally:
-            if self.pipe is not None:
-                self.pipe.close()
-        return self.steps
+        self.step("start the engine, `uci` answered by `uciok`", self.handshake)
+        self.step("`id name`", lambda: self._need(self.id_name, "id name"))
+        self.step("`id author`", lambda: self._need(self.id_author, "id author"))
+        self.step("option declarations parse (type, default, min/max, var)", self.options_ok)
+        self.step("setoption (each option to its default, and given ones), `isready`",
+                  self.setoptions)
+        self.step("`isready` answered by `readyok`", self.isready)
+        self.step("`ucinewgame`, `isready`", lambda: self.isready("ucinewgame\n"))
+        self.step("`position startpos`, `isready`",
+                  lambda: self.isready("position startpos\n"))
+        self.step("`position fen`, `isready`", lambda: self.isready(f"position fen {FEN}\n"))
+        for fen, moves, go in (
+            (FEN, [], "go wtime 100"),  # fastchess: only the mover's clock
+            (BLACK_FEN, [], "go btime 100"),
+            (FEN, [], "go wtime 1000 btime 1000"),
+            (None, ["e2e4", "e7e5"], "go wtime 1000 winc 100 btime 1000 binc 100"),
+            (BLACK_FEN, ["d7d5", "e4d5"], "go btime 1000 binc 100 wtime 1000 winc 100"),
+            (None, [], "go wtime 2000 btime 2000 movestogo 5"),
+            (FEN, ["d2d1"], "go depth 3"),
+            (None, ["g1f3"], "go nodes 5000"),
+            (FEN, [], "go movetime 200"),
+        ):
+            where = "startpos" if fen is None else ("fen" if fen == FEN else "black fen")
+            label = f"`{go}` from {where}" + (f" moves {' '.join(moves)}" if moves else "")
+            self.step(label + ": legal bestmove, valid info lines",
+                      lambda f=fen, m=moves, g=go: self.search(f, m, g))
+        self.step("`go infinite`: no bestmove before `stop`, `isready` answered while "
+                  "searching", self.infinite)
+        self.step("`stop` answered by a legal bestmove", self.stopped)
+        self.step("a game: `ucinewgame`, six plies from startpos with moves", self.game)
+        self.step("`quit` ends the process", self.quit)
 
     @staticmethod
     def _need(value, what: str) -> str:
@@ -495,30 +502,25 @@ class UciChecker(Checker):
 
 
 class XboardChecker(Checker):
-    def run(self) -> list[Step]:
+    def _steps(self) -> None:
         self.features: dict[str, str] = {}
         self.ping_n = 0
-        try:
-            self.step("start the engine, `xboard` + `protover 2` answered by "
-                      "`feature ... done=1`", self.handshake)
-            self.step("`ping` answered by `pong`", self.ping)
-            self.step("`new`, `force`, options", self.new)
-            self.step("`force`, a move, `go`: engine plays black, thinking output valid",
-                      self.plays_black)
-            self.step("engine answers the opponent's move when not in force mode", self.reply)
-            self.step("`setboard` FEN, `go`: legal move", self.setboard)
-            self.step("`st 1`: a move within a second (plus grace)", self.st)
-            self.step("`sd 3`: no thinking output past depth 3", self.sd)
-            self.step("`level 40 0:30 0` with `time`/`otim`: a legal move", self.level)
-            self.step("`?` during `st 5`: a move now (or, as CECP allows, by the limit)",
-                      self.move_now)
-            self.step("an illegal move from the GUI answered by `Illegal move`", self.illegal)
-            self.step("`result`, then `new` and `ping`", self.result)
-            self.step("`quit` ends the process", self.quit)
-        finally:
-            if self.pipe is not None:
-                self.pipe.close()
-        return self.steps
+        self.step("start the engine, `xboard` + `protover 2` answered by "
+                  "`feature ... done=1`", self.handshake)
+        self.step("`ping` answered by `pong`", self.ping)
+        self.step("`new`, `force`, options", self.new)
+        self.step("`force`, a move, `go`: engine plays black, thinking output valid",
+                  self.plays_black)
+        self.step("engine answers the opponent's move when not in force mode", self.reply)
+        self.step("`setboard` FEN, `go`: legal move", self.setboard)
+        self.step("`st 1`: a move within a second (plus grace)", self.st)
+        self.step("`sd 3`: no thinking output past depth 3", self.sd)
+        self.step("`level 40 0:30 0` with `time`/`otim`: a legal move", self.level)
+        self.step("`?` during `st 5`: a move now (or, as CECP allows, by the limit)",
+                  self.move_now)
+        self.step("an illegal move from the GUI answered by `Illegal move`", self.illegal)
+        self.step("`result`, then `new` and `ping`", self.result)
+        self.step("`quit` ends the process", self.quit)
 
     def handshake(self) -> str:
         self.pipe = Pipe(self.cfg)

@@ -3,7 +3,6 @@
 import os
 import shutil
 import sys
-import time
 
 import chess
 import pytest
@@ -52,9 +51,8 @@ def test_a_failed_handshake_skips_the_rest_at_once_with_a_hint(capsys):
     fairymax = shutil.which("fairymax") or shutil.which("fairymax", path="/usr/games")
     if fairymax is None:
         pytest.skip("fairymax not installed")
-    t0 = time.monotonic()
     code, out, _ = run(capsys, [fairymax, "startup=1"])  # an xboard engine checked as UCI
-    assert code == 1 and time.monotonic() - t0 < 30
+    assert code == 1
     assert "try proto=xboard" in out and "1 failed, 21 skipped" in out
 
 

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -61,9 +60,7 @@ def test_wasp_match_refuses_to_resume_a_run_still_playing(tmp_path, capsys):
     capsys.readouterr()
     proc = _holder(run)
     try:
-        t0 = time.monotonic()
         assert cli.main(["-resume", str(run)]) == 1
-        assert time.monotonic() - t0 < 10
         assert f"pid {proc.pid}" in capsys.readouterr().err
     finally:
         proc.kill()
