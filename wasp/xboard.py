@@ -128,8 +128,9 @@ class XboardEngine:
             return False
         handler = COMMANDS.get(cmd)
         if handler is None:
-            # Old GUIs send a bare move: accept it as `usermove` when it parses.
-            if len(cmd) in (4, 5) and cmd[0] in "abcdefgh" and cmd[1] in "12345678":
+            # GUIs without `usermove=1` send a bare move, castling as O-O/O-O-O in Chess960.
+            if (len(cmd) in (4, 5) and cmd[0] in "abcdefgh" and cmd[1] in "12345678"
+                    or cmd in BARE_CASTLING):
                 handler, args = XboardEngine.cmd_usermove, [cmd]
             else:
                 self.error("unknown command", line)
@@ -350,6 +351,8 @@ class XboardEngine:
         self.engine.abandon()
         self.engine.set_option("Hash", str(mb))
 
+
+BARE_CASTLING = ("O-O", "O-O-O", "0-0", "0-0-0")
 
 COMMANDS = {
     "xboard": XboardEngine.cmd_xboard,

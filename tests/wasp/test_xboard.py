@@ -293,6 +293,23 @@ def test_variant_fischerandom_castles_as_o_o(session):
     session.expect("Error (unsupported variant)")
 
 
+def test_bare_castling_without_usermove_is_played(session):
+    """A GUI that never sent `usermove=1` back sends moves bare; in Chess960 castling comes as
+    O-O / O-O-O, which must be played, not refused as an unknown command."""
+    for line in ("new", "variant fischerandom", "force",
+                 "setboard r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "O-O-O", "0-0", "ping 4"):
+        session.send(line)
+    assert session.expect("") == "pong 4"  # no "Error (unknown command)" before it
+    session.send("sd 1")
+    session.send("go")
+    move = session.expect("move ").split()[1]
+    board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", chess960=True)
+    board.push_san("O-O-O")
+    board.push_san("O-O")
+    legal = {m.uci() for m in board.legal_moves} | {board.san(m) for m in board.legal_moves}
+    assert move in legal
+
+
 def test_nps_with_st_searches_that_many_nodes_not_seconds(session):
     """CECP `nps N` with `st S`: time is counted in nodes, S * N a move (match runners ask
     for node-limited games so); a 30-second `st` then ends in a blink."""
