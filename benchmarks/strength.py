@@ -73,7 +73,11 @@ def main():
                "proto=uci", "name=Wasp-Py", *(f"option.{o}" for o in args.wasp_option),
                *others, *(["-tournament", "gauntlet"] if len(levels) > 1 else []),
                "-each", f"tc={args.tc}", "option.Hash=16",
-               "-games", str(args.games), "-repeat", "-concurrency", str(args.concurrency),
+               # a gauntlet plays one game pair against each level in turn, so a run stopped
+               # early has measured every level; a single opponent plays its games in one round
+               *(["-games", "2", "-rounds", str((args.games + 1) // 2)] if len(levels) > 1
+                 else ["-games", str(args.games)]),
+               "-repeat", "-concurrency", str(args.concurrency),
                "-openings", f"file={BOOK}", "format=epd", "order=random",
                "-srand", str(args.seed), "-ratinginterval", "20",
                "-rundir", str(workdir / run), "-pgnout", str(workdir / f"{run}.pgn"),
