@@ -19,13 +19,16 @@ COUNTERS = tuple(FAILURES.values())
 
 def move_stats(rec, first_white: bool) -> str:
     """JSON of a GameRecord's per-move figures, by side; ``first_white``: White made the
-    first engine move."""
+    first engine move. A move that saw a mate keeps no depth: engines search such trees to
+    their ceiling in a blink (Stockfish says ``depth 245``), which says nothing of how deep
+    they see in play, and a handful of those would swamp the mean."""
     sides = {s: {"depth": [], "seldepth": [], "nodes": [], "time": []} for s in ("white", "black")}
     white = first_white
     for m in rec.moves:
         d = sides["white" if white else "black"]
-        d["depth"].append(m.depth)
-        d["seldepth"].append(m.seldepth)
+        mated = m.mate is not None
+        d["depth"].append(None if mated else m.depth)
+        d["seldepth"].append(None if mated else m.seldepth)
         d["nodes"].append(m.nodes)
         d["time"].append(round(m.elapsed, 4))
         white = not white

@@ -183,6 +183,25 @@ def test_tally_counts_failures_against_the_loser():
     assert rows["b"]["time_median"] == pytest.approx(0.2)
 
 
+def test_moves_that_saw_a_mate_leave_the_depth_means_alone():
+    """Stockfish reports `depth 245` once it sees a mate; such moves keep no depth."""
+    import json
+
+    from testing.enginestats import move_stats, side_summary
+    from testing.game import GameRecord, MoveInfo
+    from testing.openings import Opening
+
+    rec = GameRecord("a", "b", Opening(-1))
+    for depth, mate in ((10, None), (8, None), (12, None), (245, 3), (245, -2), (245, 1)):
+        rec.moves.append(MoveInfo("e2e4", None if mate else 20, mate, depth, 0.1,
+                                  seldepth=depth + 4, nodes=1000))
+    sides = json.loads(move_stats(rec, True))
+    white, black = side_summary(sides["white"]), side_summary(sides["black"])
+    assert white["depth"] == 11 and white["seldepth"] == 15  # 10 and 12; the mate left out
+    assert black["depth"] == 8 and black["seldepth"] == 12
+    assert len(sides["white"]["nodes"]) == 3  # the other figures keep every move
+
+
 def test_uci_driver_parses_the_full_info_line(stockfish):
     eng = make_engine(EngineConfig(cmd=stockfish, name="sf"))
     eng.start()
