@@ -9,6 +9,8 @@ local workers do; a pair lost with a worker is simply played again on resume.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 import os
 import threading
@@ -65,15 +67,17 @@ def bench_task(engine: dict, words: list[str], env: dict):
         return str(e)
 
 
-def measure_workers(runner, client, cfg_dict: dict, env: dict) -> dict[str, float]:
-    """-scale-tc: each worker's clock factor; refused workers are reported and left out."""
+def measure_workers(runner, client, cfg_dict: dict, env: dict,
+                    workers: list[str] | None = None) -> dict[str, float]:
+    """-scale-tc: the clock factor of each worker in ``workers`` (all when None) that may
+    play; refused workers are reported and left out."""
     from .speed import ScaleConfig, judge
 
     ref = ScaleConfig(**runner.cfg.scale_tc)
     engine = cfg_dict["engines"][ref.engine]
-    results = client.run(bench_task, engine, ref.bench, env)
+    results = client.run(bench_task, engine, ref.bench, env, workers=workers)
     factors: dict[str, float] = {}
-    report = {}
+    report = getattr(runner, "scale_report", None) or {}
     for addr in sorted(results):
         res = results[addr]
         if isinstance(res, str):
@@ -97,9 +101,17 @@ def measure_workers(runner, client, cfg_dict: dict, env: dict) -> dict[str, floa
     return factors
 
 
+WATCH_SECONDS = 5.0  # how often the client looks for workers that joined or left
+
+
 def run_pairs(runner) -> None:
-    """Play ``runner.pending`` on the scheduler at ``runner.cfg.dask``."""
-    from distributed import Client, as_completed
+    """Play ``runner.pending`` on the scheduler at ``runner.cfg.dask``.
+
+    The cluster may change under a run, as fishtest's and OpenBench's fleets do: every few
+    seconds the client looks again, gives a worker that joined its share of pairs (after
+    its bench, with ``-scale-tc``) and plays again elsewhere the pairs pinned to a worker
+    that left (Dask itself moves the unpinned ones)."""
+    from distributed import Client, wait
 
     cfg = runner.cfg
     cfg_dict = cfg.to_dict()
@@ -112,21 +124,19 @@ def run_pairs(runner) -> None:
         runner._fail(f"-dask {cfg.dask}: cannot reach the scheduler: {e}")
         return
     try:
-        nthreads = client.nthreads()
-        factors = None
-        if cfg.scale_tc is not None:
-            factors = measure_workers(runner, client, cfg_dict, env)
-            if not factors:
-                runner._fail("-scale-tc: every worker was refused (see above)")
-                return
+        scaled = cfg.scale_tc is not None
+        factors: dict[str, float] = {}  # -scale-tc: the workers that may play
+        measured: set[str] = set()  # -scale-tc: benched, whether refused or not
         pending = iter(runner.pending)
-        ac = as_completed()
-        placed: dict[str, str | None] = {}  # task key -> the worker it is pinned to
+        again: list = []  # pairs whose worker left before they were played
+        active: dict = {}  # future -> (pair, the worker it is pinned to or None)
+        runner.workers_seen = {}  # worker address -> pairs it played
+        serial = itertools.count()  # a pair played again is a new task
 
         def submit(worker: str | None) -> bool:
             if runner.stop.is_set():
                 return False
-            pair = next(pending, None)
+            pair = again.pop(0) if again else next(pending, None)
             if pair is None:
                 return False
             extra = {}
@@ -143,33 +153,64 @@ def run_pairs(runner) -> None:
                 env,
                 factor,
                 pure=False,
-                key=f"wasp-pair-{pair.pair_id}-{os.getpid()}-{id(runner)}",
+                key=f"wasp-pair-{pair.pair_id}-{os.getpid()}-{id(runner)}-{next(serial)}",
                 **extra,
             )
-            placed[fut.key] = worker
-            ac.add(fut)
+            active[fut] = (pair, worker)
             return True
 
-        if factors is None:
-            threads = sum(nthreads.values()) or 1
-            slots = max(cfg.concurrency, threads) if cfg.concurrency > 1 else threads
-            for _ in range(slots):
-                submit(None)
-        else:
+        def top_up() -> None:
+            """Fill every worker's threads; bench newcomers; requeue a leaver's pairs."""
+            nthreads = client.nthreads()
+            if not scaled:
+                threads = sum(nthreads.values()) or 1
+                slots = max(cfg.concurrency, threads) if cfg.concurrency > 1 else threads
+                while len(active) < slots and submit(None):
+                    pass
+                return
+            new = [a for a in nthreads if a not in measured]
+            if new:
+                measured.update(new)
+                factors.update(measure_workers(runner, client, cfg_dict, env, new))
+            for fut, (pair, worker) in list(active.items()):
+                if worker not in nthreads:  # the worker left with this pair unplayed
+                    del active[fut]
+                    fut.cancel()
+                    again.append(pair)
+            for addr in [a for a in factors if a not in nthreads]:
+                print(f"Worker {addr}: left; its pairs are played elsewhere", file=runner.out)
+                del factors[addr]
+                measured.discard(addr)  # benched again should it come back
             for addr in factors:
-                for _ in range(nthreads.get(addr, 1)):
-                    submit(addr)
-        runner.workers_seen = set()
-        for fut in ac:
+                mine = sum(1 for _, w in active.values() if w == addr)
+                while mine < nthreads.get(addr, 1) and submit(addr):
+                    mine += 1
+
+        top_up()
+        if scaled and not factors:
+            runner._fail("-scale-tc: every worker was refused (see above)")
+            return
+        while active:
             try:
-                res = fut.result()
-            except Exception:
-                placed.pop(fut.key, None)
-                runner._fail("dask task failed:\n" + traceback.format_exc())
-                continue
-            runner.workers_seen.add(res["worker"])
-            for row in res["rows"]:
-                runner.commit(row)
-            submit(placed.pop(fut.key, None))
+                done = wait(list(active), timeout=WATCH_SECONDS,
+                            return_when="FIRST_COMPLETED").done
+            except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11
+                done = ()
+            for fut in done:
+                if active.pop(fut, None) is None:
+                    continue
+                try:
+                    res = fut.result()
+                except Exception:
+                    runner._fail("dask task failed:\n" + traceback.format_exc())
+                    continue
+                seen = runner.workers_seen
+                seen[res["worker"]] = seen.get(res["worker"], 0) + 1
+                for row in res["rows"]:
+                    runner.commit(row)
+            top_up()
+        if scaled and (again or next(pending, None) is not None) and not runner.stop.is_set():
+            runner._fail("-scale-tc: every worker that could play has left; "
+                         "run -resume when workers are back")
     finally:
         client.close()

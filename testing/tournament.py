@@ -501,6 +501,8 @@ class Runner:
             "distributed": bool(self.cfg.dask),
             # -scale-tc: each worker's bench, clock factor or the reason it was refused
             "scale_tc": getattr(self, "scale_report", None),
+            # Dask: the pairs each worker played this session
+            "workers": getattr(self, "workers_seen", None),
             # per engine, over the whole run (NaN: the engine never sent the figure)
             "engines": [{k: (None if isinstance(v, float) and v != v else v)
                          for k, v in r.items()} for r in self.engine_tally.rows()],

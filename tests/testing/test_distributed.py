@@ -114,3 +114,62 @@ def test_scale_tc_needs_dask(capsys, tmp_path):
     code = main(fake_engine("a") + fake_engine("b") + [
         "-each", "tc=1", "-scale-tc", "nps=1000", "-rundir", str(tmp_path / "r")])
     assert code == 2 and "needs -dask" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(240)
+def test_workers_that_join_or_leave_mid_run_get_or_give_back_their_pairs(capsys, tmp_path):
+    """As on fishtest, the fleet changes under a run: a worker that joins is benched and
+    plays; when one leaves, its pinned pairs are played elsewhere; every game is stored once."""
+    import json
+    import threading
+    import time
+
+    from distributed import LocalCluster
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + old if old else "")
+    c = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                     dashboard_address=None, silence_logs=40)
+    rd = str(tmp_path / "j")
+    slow = ["--movetime", "0.05"]
+    argv = fake_engine("good", *slow) + fake_engine("random", "--style", "random", *slow) + [
+        "-each", "tc=30+1", "-maxmoves", "10", "-ratinginterval", "0", "-rounds", "10",
+        "-repeat", "-dask", c.scheduler_address, "-rundir", rd,
+        "-scale-tc", "nps=1000", "nodes=12345", "bench=--bench 1000",
+    ]  # fmt: skip
+    def played():
+        try:
+            return len(testing.results(rd))
+        except Exception:
+            return 0
+
+    def change_the_fleet():  # main() keeps the main thread for its signal handlers
+        deadline = time.monotonic() + 120
+        while played() < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        c.scale(2)  # a worker joins
+        while played() < 10 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        c.scale(1)  # and one leaves, with a pair in its hands or not
+
+    t = threading.Thread(target=change_the_fleet, daemon=True)
+    try:
+        t.start()
+        codes = [main(argv)]
+        t.join(60)
+    finally:
+        c.close()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    out = capsys.readouterr()
+    assert codes == [0], out.err
+    assert out.out.count("bench 12345 nodes, 1000 nps, time control x 1.00") == 2, out.out
+    df = testing.results(rd)
+    assert len(df) == 20
+    games = sorted(zip(df["pair_id"], df["game_in_pair"], strict=True))
+    assert games == [(p, g) for p in range(10) for g in range(2)]
+    with open(os.path.join(rd, "summary.json")) as f:
+        workers = json.load(f)["workers"]
+    assert len(workers) == 2 and all(n >= 1 for n in workers.values()), workers

@@ -17,6 +17,7 @@ before ``uciok``). ``--ply P`` misbehaves instead when asked for the move of ply
 engine that compiles at start). ``--envfile F`` appends its NUMBA_CACHE_DIR to F at start.
 ``--bench NPS`` prints a bench report (12345 nodes at NPS nodes/second) and exits.
 ``--affinityfile F`` appends ``PID CORES`` (the CPUs it may run on) to F at every ``go``.
+``--movetime S`` thinks S seconds a move (a game long enough for a worker to join mid-run).
 """
 
 import argparse
@@ -74,6 +75,7 @@ def main() -> None:
     ap.add_argument("--stderr", action="store_true", help="write to stderr at each go")
     ap.add_argument("--affinityfile", default=None, help="append the allowed CPUs at each go")
     ap.add_argument("--bench", type=int, default=None, help="print a bench report, exit")
+    ap.add_argument("--movetime", type=float, default=0.0, help="think this long a move")
     args = ap.parse_args()
     if args.bench is not None:
         print("Total time (ms) : 10")
@@ -146,6 +148,8 @@ def main() -> None:
                     time.sleep(3600)
             if failing and args.fail == "stall" and (args.ply is not None or gos == args.after):
                 time.sleep(args.delay)
+            if args.movetime:
+                time.sleep(args.movetime)
             move = choose(board, args.style)
             if failing and args.fail == "illegal":
                 out("info depth 1 score cp 0")
