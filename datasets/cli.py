@@ -12,6 +12,7 @@ DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn -o sets/c -tb /syzygy/3-4-5:/syzygy/6 -tb-pieces 6
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000 -concurrency 2
   wasp-tune data dfrc -o dfrc.epd -n 1000 -seed 1         # an opening book of DFRC starts
+  wasp-tune data selfplay -o sets/960 -variant fischerandom -games 200 -nodes 2000
   wasp-tune data selfplay -o sets/sf -games 100 -tc 5+0.05 \\
       -engine cmd=stockfish name=sf option.Hash=16
   wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/a
@@ -115,7 +116,12 @@ def selfplay_parser():
     p.add_argument("-concurrency", "--concurrency", type=int, default=2,
                    help="games played at once (default 2)")
     p.add_argument("-openings", "--openings", default="",
-                   help="openings EPD/PGN (default: datasets/openings-uho-5000.epd)")
+                   help="openings EPD/PGN (default: datasets/openings-uho-5000.epd; with "
+                        "-variant fischerandom the 960 starts, datasets/chess960.epd)")
+    p.add_argument("-variant", "--variant", choices=("standard", "fischerandom"),
+                   default="standard",
+                   help="fischerandom: Chess960/DFRC games (castling king-takes-rook), "
+                        "as wasp-match -variant plays them")
     p.add_argument("-engine-params", "--engine-params", default="",
                    help="EvalFile for our engine (default: the built-in values)")
     p.add_argument("-engine", "--engine", nargs="+", action="append", default=[],
@@ -254,7 +260,7 @@ def _check_pgn(path):
         raise CliError(f"PGN file {path}: its first game has no readable moves: not PGN games")
 
 
-def _check_openings(path):
+def _check_openings(path, variant="standard"):
     """An openings file (-openings) is read now: a bad line fails before any game is played
     (and before the loop saves its settings)."""
     if not path:
@@ -264,13 +270,12 @@ def _check_openings(path):
     from testing.variant import VariantError
 
     try:
-        book = OpeningBook(path)
+        book = OpeningBook(path, chess960=variant == "fischerandom")
         for i in range(len(book)):
             book.get(i)
     except VariantError as e:
-        raise CliError(f"openings file {str(e).split(': give')[0]}: self-play here is "
-                       f"standard chess (play 960 games with wasp-match -variant "
-                       f"fischerandom, then wasp-tune data GAMES.pgn)") from None
+        raise CliError(f"openings file {str(e).split(': give')[0]}: these games are "
+                       f"standard chess (-variant fischerandom plays Chess960)") from None
     except ValueError as e:
         raise CliError(f"openings file {e}") from None
 
@@ -305,7 +310,7 @@ def cmd_selfplay(argv):
         builder.check_format(args.format)
     except ValueError as e:
         raise CliError(e) from None
-    _check_openings(args.openings)
+    _check_openings(args.openings, args.variant)
     _check_params(args.engine_params)
     _check_params(args.params)
     _check_tablebase(args)
@@ -314,7 +319,8 @@ def cmd_selfplay(argv):
         pgn = selfplay.selfplay(args.out, args.games, nodes=0 if args.tc else args.nodes,
                                 tc=args.tc, concurrency=args.concurrency,
                                 openings=args.openings, seed=args.seed,
-                                params=args.engine_params, others=others)
+                                params=args.engine_params, others=others,
+                                variant=args.variant)
     except (RuntimeError, ValueError) as e:
         raise CliError(e) from None
     return _build_and_write([pgn], args)

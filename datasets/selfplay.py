@@ -12,6 +12,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OPENINGS = os.path.join(HERE, "openings-uho-5000.epd")
+CHESS960_OPENINGS = os.path.join(HERE, "chess960.epd")  # the 960 starts, numbered
 DONE = "done.json"
 
 
@@ -45,12 +46,14 @@ def match_done(out_dir) -> bool:
 
 
 def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, openings="",
-              seed=1, sprt=None, repeat=True, adjudicate=True, quiet=False, log=print):
+              seed=1, sprt=None, repeat=True, adjudicate=True, quiet=False, log=print,
+              variant="standard"):
     """Play (or resume) a match in ``out_dir/match``, its PGN in ``out_dir/games.pgn``.
 
     `engines` is a list of `-engine` token lists; with `repeat` the games are colour-swapped
     pairs (`games` rounded up to whole pairs), else each game has its own opening; `sprt` is
-    None or a dict of ``-sprt`` settings (elo0, elo1, ...). The kernels are warmed first and
+    None or a dict of ``-sprt`` settings (elo0, elo1, ...); ``variant="fischerandom"`` plays
+    Chess960 (from the 960 starts unless `openings`). The kernels are warmed first and
     our engines get a long start-up limit (`wasp_engine`), so a loaded machine does not make
     them miss the runner's timeout. Returns the run directory; RuntimeError when it fails.
     """
@@ -59,7 +62,7 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     pgn = os.path.join(out_dir, "games.pgn")
     warm_kernels(quiet)
     cmd = _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed,
-                         sprt, repeat, adjudicate, log)
+                         sprt, repeat, adjudicate, log, variant)
     if not quiet:  # wasp-match reads the openings and starts the engines before its first line
         log(f"starting wasp-match: {len(engines)} engines, {concurrency} games at a time")
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
@@ -71,7 +74,7 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
 
 
 def _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt,
-                   repeat, adjudicate, log):
+                   repeat, adjudicate, log, variant="standard"):
     cmd = [sys.executable, "-m", "testing.cli"]
     if os.path.exists(os.path.join(rundir, "games.sqlite")):
         cmd += ["-resume", rundir, "-concurrency", str(concurrency)]
@@ -84,6 +87,9 @@ def _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings
             cmd += ["-rounds", str(max(1, (games + 1) // 2)), "-repeat"]
         else:
             cmd += ["-rounds", str(max(1, games))]
+        if variant != "standard":
+            cmd += ["-variant", variant]
+            openings = openings or CHESS960_OPENINGS
         cmd += ["-concurrency", str(concurrency), "-srand", str(seed),
                 "-openings", f"file={openings or DEFAULT_OPENINGS}", "order=random",
                 "-pgnout", pgn, "-rundir", rundir, "-recover", "-ratinginterval", "0"]
@@ -97,7 +103,7 @@ def _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings
 
 
 def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed=1,
-             params="", others=(), quiet=False, log=print):
+             params="", others=(), quiet=False, log=print, variant="standard"):
     """Self-play games of our engine (two instances, or against `others`' -engine tokens).
 
     Each game starts from its own opening (no colour-swapped pairs: two instances of a
@@ -107,5 +113,6 @@ def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed
     engines = [wasp_engine("wasp", params)]
     engines += [list(o) for o in others] if others else [wasp_engine("wasp", params)]
     run_match(out_dir, engines, games, nodes=nodes, tc=tc, concurrency=concurrency,
-              openings=openings, seed=seed, repeat=False, quiet=quiet, log=log)
+              openings=openings, seed=seed, repeat=False, quiet=quiet, log=log,
+              variant=variant)
     return os.path.join(out_dir, "games.pgn")

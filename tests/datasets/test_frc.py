@@ -89,4 +89,4 @@ def test_self_play_refuses_a_dfrc_book_and_says_what_to_do(tmp_path, capsys):
     book = os.path.join(ROOT, "datasets", "dfrc-1000.epd")
     assert data_main(["data", "selfplay", "-o", str(tmp_path / "sp"), "-openings", book]) == 1
     err = capsys.readouterr().err
-    assert "dfrc-1000.epd:1" in err and "wasp-match -variant fischerandom" in err
+    assert "dfrc-1000.epd:1" in err and "-variant fischerandom" in err

@@ -23,3 +23,28 @@ def test_selfplay_against_another_engine_gives_games_and_a_set(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["games_read"] == 4 and s["games_bad"] == 0 and s["positions"] > 0
     assert (out / "train.epd").read_text().count("\n") == s["train"]
+
+
+def test_chess960_selfplay_plays_from_the_960_starts_and_builds_a_set(tmp_path):
+    import chess
+    import chess.pgn
+
+    out = tmp_path / "sp960"
+    book = ROOT / "datasets" / "dfrc-1000.epd"
+    assert data_main(["data", "selfplay", "-o", str(out), "-variant", "fischerandom",
+                      "-openings", str(book), "-games", "2", "-nodes", "200",
+                      "-skip-plies", "2", "-valid", "0.5", "-threads", "1"]) == 0
+    starts = book.read_text().splitlines()
+    with open(out / "games.pgn") as f:
+        games = [g for g in iter(lambda: chess.pgn.read_game(f), None)]
+    assert len(games) == 2
+    for g in games:
+        assert g.headers["Variant"].lower() in ("chess960", "fischerandom")
+        assert g.board().chess960 and g.headers["FEN"].split()[0] in {
+            line.split()[0] for line in starts}
+        board = g.board()
+        for move in g.mainline_moves():  # python-chess as the referee of every move
+            assert move in board.legal_moves
+            board.push(move)
+    s = json.loads((out / "summary.json").read_text())
+    assert s["games_read"] == 2 and s["games_bad"] == 0 and s["positions"] > 0
