@@ -11,7 +11,9 @@
 Openings: UHO_4060_v2 from ../shared (random order, fixed seed), game pairs with colours
 swapped. One game at a time by default: Stockfish's time management runs close to the clock
 and, with other work on a 2-core machine, it lost dozens of games on time at concurrency 2;
-it gets a Move Overhead of 100 ms for the same reason. Wasp-Py keeps its own defaults.
+it gets a Move Overhead of 100 ms for the same reason. With nothing else running,
+--concurrency 2 is safe (the 300-game gauntlet of 2026-11-24: no time loss on either side).
+Wasp-Py keeps its own defaults.
 """
 
 import argparse
