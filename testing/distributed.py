@@ -131,6 +131,11 @@ def run_pairs(runner) -> None:
         again: list = []  # pairs whose worker left before they were played
         active: dict = {}  # future -> (pair, the worker it is pinned to or None)
         runner.workers_seen = {}  # worker address -> pairs it played
+
+        def lost(e: Exception) -> str:
+            return (f"-dask {cfg.dask}: lost the scheduler ({type(e).__name__}); the games "
+                    f"played are stored: -resume {runner.rundir} plays the rest (with "
+                    f"-dask ADDRESS should the scheduler come back elsewhere)")
         serial = itertools.count()  # a pair played again is a new task
 
         def submit(worker: str | None) -> bool:
@@ -186,7 +191,11 @@ def run_pairs(runner) -> None:
                 while mine < nthreads.get(addr, 1) and submit(addr):
                     mine += 1
 
-        top_up()
+        try:
+            top_up()
+        except Exception as e:  # the scheduler went away between Client() and now
+            runner._fail(lost(e))
+            return
         if scaled and not factors:
             runner._fail("-scale-tc: every worker was refused (see above)")
             return
@@ -196,6 +205,11 @@ def run_pairs(runner) -> None:
                             return_when="FIRST_COMPLETED").done
             except (TimeoutError, asyncio.TimeoutError):  # the same class from Python 3.11
                 done = ()
+            except Exception as e:  # the connection to the scheduler is lost
+                if client.status == "running":
+                    raise
+                runner._fail(lost(e))
+                return
             for fut in done:
                 if active.pop(fut, None) is None:
                     continue
@@ -208,7 +222,13 @@ def run_pairs(runner) -> None:
                 seen[res["worker"]] = seen.get(res["worker"], 0) + 1
                 for row in res["rows"]:
                     runner.commit(row)
-            top_up()
+            try:
+                top_up()
+            except Exception as e:
+                if client.status == "running":
+                    raise
+                runner._fail(lost(e))
+                return
         if scaled and (again or next(pending, None) is not None) and not runner.stop.is_set():
             runner._fail("-scale-tc: every worker that could play has left; "
                          "run -resume when workers are back")

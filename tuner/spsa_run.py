@@ -496,6 +496,7 @@ class _DaskPairs:
         d["dask"] = d["log"] = None  # the log file is the client's
         self.cfg_dict = d
         self.env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        self.address, self.rundir = run.cfg.dask, run.rundir
         try:
             self.client = Client(run.cfg.dask, timeout="20s")
         except OSError as e:
@@ -512,7 +513,23 @@ class _DaskPairs:
     def wait(self, futures):
         from distributed import wait
 
-        return wait(futures, return_when="FIRST_COMPLETED").done
+        try:
+            done = wait(futures, return_when="FIRST_COMPLETED").done
+        except Exception as e:
+            self._check_connection(e)
+            raise
+        if any(f.cancelled() for f in done):
+            self._check_connection(None)
+        return done
+
+    def _check_connection(self, e: Exception | None) -> None:
+        """A lost scheduler ends the run with how to go on, not with Dask's traceback."""
+        if self.client.status == "running":
+            return
+        why = f" ({type(e).__name__})" if e is not None else ""
+        raise SpsaError(f"-dask {self.address}: lost the scheduler{why}; every finished pair "
+                        f"is stored: wasp-tune spsa -resume {self.rundir} goes on (with -dask "
+                        f"ADDRESS should the scheduler come back elsewhere)") from None
 
     def close(self, kill: bool = False) -> None:
         for fut in self.futures:

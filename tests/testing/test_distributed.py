@@ -173,3 +173,59 @@ def test_workers_that_join_or_leave_mid_run_get_or_give_back_their_pairs(capsys,
     with open(os.path.join(rd, "summary.json")) as f:
         workers = json.load(f)["workers"]
     assert len(workers) == 2 and all(n >= 1 for n in workers.values()), workers
+
+
+@pytest.mark.timeout(240)
+def test_a_lost_scheduler_stops_the_run_with_its_games_stored_and_resume_ends_it(
+        capsys, tmp_path):
+    import threading
+    import time
+
+    from distributed import LocalCluster
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + old if old else "")
+
+    def cluster():
+        return LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                            host="127.0.0.1", dashboard_address=None, silence_logs=40)
+
+    rd = str(tmp_path / "k")
+    slow = ["--movetime", "0.05"]
+    try:
+        first = cluster()
+        argv = fake_engine("good", *slow) + fake_engine("random", "--style", "random", *slow) + [
+            "-each", "tc=30+1", "-maxmoves", "10", "-ratinginterval", "0", "-rounds", "8",
+            "-repeat", "-dask", first.scheduler_address, "-rundir", rd,
+        ]  # fmt: skip
+
+        def kill_the_scheduler():
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                try:
+                    if len(testing.results(rd)) >= 4:
+                        break
+                except Exception:
+                    pass
+                time.sleep(0.2)
+            first.close()
+
+        threading.Thread(target=kill_the_scheduler, daemon=True).start()
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert "lost the scheduler" in err and f"-resume {rd}" in err, err
+        kept = len(testing.results(rd))
+        assert 4 <= kept < 16
+        second = cluster()
+        try:
+            assert main(["-resume", rd, "-dask", second.scheduler_address]) == 0
+        finally:
+            second.close()
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    df = testing.results(rd)
+    games = sorted(zip(df["pair_id"], df["game_in_pair"], strict=True))
+    assert games == [(p, g) for p in range(8) for g in range(2)]  # nothing lost or twice

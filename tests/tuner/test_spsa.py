@@ -363,3 +363,50 @@ def test_the_engine_and_settings_can_come_from_a_config_file(tmp_path):
     con.close()
     assert [e["name"] for e in saved["engines"]] == ["cfg-plus", "cfg-minus"]
     assert len(pd.read_csv(run / "params.csv")) == 2
+
+
+@pytest.mark.timeout(300)
+def test_a_lost_scheduler_ends_the_run_and_resume_gives_the_uninterrupted_path(tmp_path, capsys):
+    import threading
+    import time
+
+    distributed = pytest.importorskip("distributed")
+    args = [SPSA_KNOB, "-iterations", 40, "-pairs", 1, "-in-flight", 2, *ENGINE, *GAMES,
+            "-srand", 4]
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(ROOT) + (os.pathsep + old if old else "")
+    csv = tmp_path / "d" / "params.csv"
+
+    def cluster():
+        return distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                        host="127.0.0.1", dashboard_address=None,
+                                        silence_logs=40)
+
+    try:
+        first = cluster()
+
+        def kill_the_scheduler():
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if csv.exists() and len(csv.read_text().splitlines()) >= 4:
+                    break
+                time.sleep(0.05)
+            first.close()
+
+        threading.Thread(target=kill_the_scheduler, daemon=True).start()
+        assert spsa(*args, "-dask", first.scheduler_address, "-rundir", tmp_path / "d") == 1
+        err = capsys.readouterr().err
+        assert "lost the scheduler" in err and f"-resume {tmp_path / 'd'}" in err, err
+        assert len(csv.read_text().splitlines()) < 41
+        second = cluster()
+        try:
+            assert spsa("-resume", tmp_path / "d", "-dask", second.scheduler_address) == 0
+        finally:
+            second.close()
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert spsa(*args, "-concurrency", 2, "-rundir", tmp_path / "l") == 0
+    assert csv.read_text() == (tmp_path / "l" / "params.csv").read_text()
