@@ -6,34 +6,30 @@ import pytest
 
 import testing
 from testing.cli import main
+from tests.conftest import root_on_pythonpath
 
-from .conftest import EPD, ROOT, fake_engine
+from .conftest import EPD, fake_engine
 
 distributed = pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + old if old else "")
     from distributed import LocalCluster
 
-    c = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=40,
-    )
-    try:
-        yield c
-    finally:
-        c.close()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
+    with root_on_pythonpath():
+        c = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        )
+        try:
+            yield c
+        finally:
+            c.close()
 
 
 @pytest.mark.timeout(180)
@@ -118,6 +114,11 @@ def test_scale_tc_needs_dask(capsys, tmp_path):
 
 @pytest.mark.timeout(240)
 def test_workers_that_join_or_leave_mid_run_get_or_give_back_their_pairs(capsys, tmp_path):
+    with root_on_pythonpath():
+        _join_and_leave(capsys, tmp_path)
+
+
+def _join_and_leave(capsys, tmp_path):
     """As on fishtest, the fleet changes under a run: a worker that joins is benched and
     plays; when one leaves, its pinned pairs are played elsewhere; every game is stored once."""
     import json
@@ -126,8 +127,6 @@ def test_workers_that_join_or_leave_mid_run_get_or_give_back_their_pairs(capsys,
 
     from distributed import LocalCluster
 
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + old if old else "")
     c = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
                      dashboard_address=None, silence_logs=40)
     rd = str(tmp_path / "j")
@@ -159,10 +158,6 @@ def test_workers_that_join_or_leave_mid_run_get_or_give_back_their_pairs(capsys,
         t.join(60)
     finally:
         c.close()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
     out = capsys.readouterr()
     assert codes == [0], out.err
     assert out.out.count("bench 12345 nodes, 1000 nps, time control x 1.00") == 2, out.out
@@ -183,16 +178,13 @@ def test_a_lost_scheduler_stops_the_run_with_its_games_stored_and_resume_ends_it
 
     from distributed import LocalCluster
 
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = ROOT + (os.pathsep + old if old else "")
-
     def cluster():
         return LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                             host="127.0.0.1", dashboard_address=None, silence_logs=40)
 
     rd = str(tmp_path / "k")
     slow = ["--movetime", "0.05"]
-    try:
+    with root_on_pythonpath():
         first = cluster()
         argv = fake_engine("good", *slow) + fake_engine("random", "--style", "random", *slow) + [
             "-each", "tc=30+1", "-maxmoves", "10", "-ratinginterval", "0", "-rounds", "8",
@@ -221,11 +213,6 @@ def test_a_lost_scheduler_stops_the_run_with_its_games_stored_and_resume_ends_it
             assert main(["-resume", rd, "-dask", second.scheduler_address]) == 0
         finally:
             second.close()
-    finally:
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
     df = testing.results(rd)
     games = sorted(zip(df["pair_id"], df["game_in_pair"], strict=True))
     assert games == [(p, g) for p in range(8) for g in range(2)]  # nothing lost or twice

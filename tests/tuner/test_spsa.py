@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.conftest import root_on_pythonpath
 from tuner import spsa as S
 
 LINES = "x, int, 50, 0, 100, 5, 0.002\ny, float, 0.5, 0, 1, 0.05, 0.002\n"
@@ -373,8 +374,6 @@ def test_a_lost_scheduler_ends_the_run_and_resume_gives_the_uninterrupted_path(t
     distributed = pytest.importorskip("distributed")
     args = [SPSA_KNOB, "-iterations", 40, "-pairs", 1, "-in-flight", 2, *ENGINE, *GAMES,
             "-srand", 4]
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(ROOT) + (os.pathsep + old if old else "")
     csv = tmp_path / "d" / "params.csv"
 
     def cluster():
@@ -382,7 +381,7 @@ def test_a_lost_scheduler_ends_the_run_and_resume_gives_the_uninterrupted_path(t
                                         host="127.0.0.1", dashboard_address=None,
                                         silence_logs=40)
 
-    try:
+    with root_on_pythonpath():
         first = cluster()
 
         def kill_the_scheduler():
@@ -403,10 +402,5 @@ def test_a_lost_scheduler_ends_the_run_and_resume_gives_the_uninterrupted_path(t
             assert spsa("-resume", tmp_path / "d", "-dask", second.scheduler_address) == 0
         finally:
             second.close()
-    finally:
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
     assert spsa(*args, "-concurrency", 2, "-rundir", tmp_path / "l") == 0
     assert csv.read_text() == (tmp_path / "l" / "params.csv").read_text()
