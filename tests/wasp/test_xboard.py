@@ -232,17 +232,22 @@ def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
 ORIGINAL = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
 
 
-def _thinking(session, *setup):
-    """(nodes of the engine's depth-6 thinking line, its move) as white after `setup`."""
-    for line in ("new", *setup, "post", "sd 6", "go"):
-        session.send(line)
-    session.send("ping 1")
+def _lines_until_move(session):
+    """Every line the engine writes up to and including its `move`."""
     lines = []
     while True:
         line = session.expect("")
         lines.append(line)
         if line.startswith("move "):
-            break
+            return lines
+
+
+def _thinking(session, *setup):
+    """(nodes of the engine's depth-6 thinking line, its move) as white after `setup`."""
+    for line in ("new", *setup, "post", "sd 6", "go"):
+        session.send(line)
+    session.send("ping 1")
+    lines = _lines_until_move(session)
     sixes = [ln.split() for ln in lines if ln.split()[:1] == ["6"]]
     return int(sixes[-1][3]), lines[-1]
 
@@ -315,12 +320,7 @@ def test_nps_with_st_searches_that_many_nodes_not_seconds(session):
     for node-limited games so); a 30-second `st` then ends in a blink."""
     for line in ("new", "post", "st 30", "nps 2000", "go"):
         session.send(line)
-    lines = []
-    while True:
-        line = session.expect("")
-        lines.append(line)
-        if line.startswith("move "):
-            break
+    lines = _lines_until_move(session)
     nodes = [int(ln.split()[3]) for ln in lines if ln.split()[:1] and ln.split()[0].isdigit()]
     assert nodes and max(nodes) <= 60_000 * 1.2
     session.send("nps -1")
