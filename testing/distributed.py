@@ -215,7 +215,10 @@ def run_pairs(runner) -> None:
                     continue
                 try:
                     res = fut.result()
-                except Exception:
+                except Exception as e:
+                    if client.status != "running":  # lost after wait() saw the task done
+                        runner._fail(lost(e))
+                        return
                     runner._fail("dask task failed:\n" + traceback.format_exc())
                     continue
                 seen = runner.workers_seen

@@ -12,6 +12,7 @@ same params.csv as an uninterrupted one (for engines whose games repeat, e.g. no
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import fnmatch
 import os
@@ -345,7 +346,7 @@ class SpsaRun:
                         raise SpsaError(f"iteration {k}: pairs {sorted(missing[k])} lost")
                     for fut in pairs.wait(list(futures)):
                         kk, pid = futures.pop(fut)
-                        self._commit(fut.result(), stored)
+                        self._commit(pairs.result(fut), stored)
                         if len(stored.get(pid, {})) == 2:
                             missing[kk].discard(pid)
                     continue
@@ -474,6 +475,9 @@ class _LocalPairs:
 
         return wait(futures, return_when=FIRST_COMPLETED).done
 
+    def result(self, fut):
+        return fut.result()
+
     def close(self, kill: bool = False) -> None:
         if kill:
             self.stopping.set()
@@ -504,6 +508,7 @@ class _DaskPairs:
         self.futures = []
 
     def submit(self, names, pair_id, k, options, opening, skip):
+        self._check_connection(None)  # a task sent while reconnecting would wait 20 s
         fut = self.client.submit(play_pair_task, self.cfg_dict, names, pair_id, k, options,
                                  opening, list(skip), self.env, pure=False,
                                  key=f"wasp-spsa-pair-{pair_id}-{os.getpid()}-{id(self)}")
@@ -513,14 +518,27 @@ class _DaskPairs:
     def wait(self, futures):
         from distributed import wait
 
-        try:
-            done = wait(futures, return_when="FIRST_COMPLETED").done
-        except Exception as e:
-            self._check_connection(e)
-            raise
+        while True:  # a lost connection may leave the tasks pending: look now and then
+            try:
+                done = wait(futures, timeout=5, return_when="FIRST_COMPLETED").done
+                break
+            except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11
+                self._check_connection(None)
+            except Exception as e:
+                self._check_connection(e)
+                raise
         if any(f.cancelled() for f in done):
             self._check_connection(None)
         return done
+
+    def result(self, fut):
+        """The pair's rows; a scheduler lost between wait() and here cancels a finished task,
+        which must end the run as a lost scheduler does, not as a failed pair."""
+        try:
+            return fut.result()
+        except Exception as e:
+            self._check_connection(e)
+            raise
 
     def _check_connection(self, e: Exception | None) -> None:
         """A lost scheduler ends the run with how to go on, not with Dask's traceback."""

@@ -23,7 +23,7 @@ def cluster():
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",
             silence_logs=40,
         )
         try:
@@ -128,7 +128,7 @@ def _join_and_leave(capsys, tmp_path):
     from distributed import LocalCluster
 
     c = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                     dashboard_address=None, silence_logs=40)
+                     dashboard_address=":0", silence_logs=40)
     rd = str(tmp_path / "j")
     slow = ["--movetime", "0.05"]
     argv = fake_engine("good", *slow) + fake_engine("random", "--style", "random", *slow) + [
@@ -180,7 +180,7 @@ def test_a_lost_scheduler_stops_the_run_with_its_games_stored_and_resume_ends_it
 
     def cluster():
         return LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                            host="127.0.0.1", dashboard_address=None, silence_logs=40)
+                            host="127.0.0.1", dashboard_address=":0", silence_logs=40)
 
     rd = str(tmp_path / "k")
     slow = ["--movetime", "0.05"]

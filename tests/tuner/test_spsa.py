@@ -302,7 +302,7 @@ def test_dask_plays_the_pairs_with_the_same_path_as_local_threads(tmp_path):
     args = [SPSA_KNOB, "-iterations", 12, "-pairs", 2, "-in-flight", 2, *ENGINE, *GAMES,
             "-srand", 9]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=40) as cluster:
+                                  dashboard_address=":0", silence_logs=40) as cluster:
         assert spsa(*args, "-dask", cluster.scheduler_address, "-rundir", tmp_path / "d") == 0
     assert spsa(*args, "-concurrency", 2, "-rundir", tmp_path / "l") == 0
     text = (tmp_path / "d" / "params.csv").read_text()
@@ -378,7 +378,7 @@ def test_a_lost_scheduler_ends_the_run_and_resume_gives_the_uninterrupted_path(t
 
     def cluster():
         return distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
-                                        host="127.0.0.1", dashboard_address=None,
+                                        host="127.0.0.1", dashboard_address=":0",
                                         silence_logs=40)
 
     with root_on_pythonpath():
@@ -404,3 +404,27 @@ def test_a_lost_scheduler_ends_the_run_and_resume_gives_the_uninterrupted_path(t
             second.close()
     assert spsa(*args, "-concurrency", 2, "-rundir", tmp_path / "l") == 0
     assert csv.read_text() == (tmp_path / "l" / "params.csv").read_text()
+
+
+def test_a_task_cancelled_by_a_lost_scheduler_after_wait_ends_the_run_as_a_lost_scheduler():
+    """The race CI met: wait() saw the pair done, then the connection went and Dask cancelled
+    the finished task; reading it must say 'lost the scheduler', not fail as a pair."""
+    from concurrent.futures import CancelledError
+    from types import SimpleNamespace
+
+    from tuner.spsa_run import SpsaError, _DaskPairs
+
+    class CancelledTask:
+        def result(self):
+            raise CancelledError("scheduler-connection-lost")
+
+    pairs = _DaskPairs.__new__(_DaskPairs)
+    pairs.address, pairs.rundir = "tcp://127.0.0.1:1", "RUNDIR"
+    pairs.client = SimpleNamespace(status="connecting")
+    with pytest.raises(SpsaError, match="lost the scheduler.*-resume RUNDIR"):
+        pairs.result(CancelledTask())
+    with pytest.raises(SpsaError, match="lost the scheduler"):
+        pairs.submit(["a", "b"], 0, 1, ({}, {}), None, [])
+    pairs.client = SimpleNamespace(status="running")  # a connected client: the pair failed
+    with pytest.raises(CancelledError):
+        pairs.result(CancelledTask())
