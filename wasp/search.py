@@ -8,6 +8,8 @@ Every technique is a numbered step below and can be switched off through SD[SD_F
 every number it uses is a search parameter (`wasp.searchparams`) read from SD[SD_PARAMS + P_*].
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -99,6 +101,8 @@ from wasp.searchparams import (
     P_LMR_DEPTH,
     P_LMR_LATE_MOVES,
     P_LMR_LATE_REDUCTION,
+    P_LMR_LOG_BASE,
+    P_LMR_LOG_SCALE,
     P_LMR_MOVES,
     P_LMR_REDUCTION,
     P_NULL_DEPTH,
@@ -573,7 +577,8 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
                 if tactical == 0:
                     continue
 
-        # Step 13. Late move reduction: 1 ply at PV nodes and for moves 4..6, else 2 plies.
+        # Step 13. Late move reduction: 1 ply at PV nodes and for moves 4..6, else 2 plies
+        # (Wasp 1.02); with LmrLogScale, more for deep nodes and late moves.
         r = 0
         if (SD[SD_FLAGS + F_LMR] != 0 and d_plies >= SD[SD_PARAMS + P_LMR_DEPTH]
                 and searched >= SD[SD_PARAMS + P_LMR_MOVES] and not checked
@@ -583,6 +588,16 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
             if tactical == 0:
                 late = not pv_node and searched > SD[SD_PARAMS + P_LMR_LATE_MOVES]
                 r = SD[SD_PARAMS + (P_LMR_LATE_REDUCTION if late else P_LMR_REDUCTION)]
+                if SD[SD_PARAMS + P_LMR_LOG_SCALE] > 0:
+                    # Deeper and later moves reduce more (ln depth * ln moves, as most
+                    # engines after Wasp 1.02 do); never into the quiescence search.
+                    scaled = SD[SD_PARAMS + P_LMR_LOG_BASE] + np.int64(
+                        SD[SD_PARAMS + P_LMR_LOG_SCALE] * math.log(d_plies)
+                        * math.log(searched + 1) / 100.0)
+                    if pv_node:
+                        scaled -= ONE_PLY
+                    r = max(r, scaled)
+                    r = min(r, max(new_depth - ONE_PLY, 0))
 
         # Step 14. Principal variation search (null window after the first move), with
         # re-searches when a reduced or null-window search beats alpha.

@@ -63,6 +63,11 @@ PARAMS = (
     SearchParam("LmrReduction", 8, 0, 24, "late-move reduction (eighths of a ply)"),
     SearchParam("LmrLateReduction", 16, 0, 32,
                 "late-move reduction of later non-PV moves (eighths of a ply)"),
+    SearchParam("LmrLogScale", 0, 0, 800,
+                "depth- and move-scaled reduction (off at 0, Wasp 1.02's fixed ones): at least "
+                "LmrLogBase + LmrLogScale/100 * ln(depth) * ln(moves) eighths, a ply less at "
+                "PV nodes"),
+    SearchParam("LmrLogBase", 6, -16, 24, "the scaled reduction's constant (eighths of a ply)"),
     SearchParam("AspirationDepth", 5, 1, 64, "aspiration windows from this iteration on"),
     SearchParam("AspirationWindow", 25, 5, 400, "first aspiration half-window (cp)"),
     SearchParam("AspirationWiden", 200, 110, 800, "a failed window grows to this % of itself"),
@@ -97,6 +102,11 @@ PARAMS = (
     SearchParam("SeeQueen", 1000, 500, 1800, "exchange value of a queen"),
 )
 N_SEARCH_PARAMS = len(PARAMS)
+# Techniques after Wasp 1.02 on trial: 0 (the minimum) switches them off, and off is the
+# default until an SPRT says otherwise; ENABLES: a parameter that only counts with another one
+# on, and a value that turns it on (LmrLogScale's trial value, 0.75 + ln d ln m / 2.25 plies).
+OFF_AT_ZERO = ("LmrLogScale",)
+ENABLES = {"LmrLogBase": (("LmrLogScale", 356),)}
 BY_NAME = {p.name.lower(): p for p in PARAMS}
 INDEX = {p.name: i for i, p in enumerate(PARAMS)}
 
@@ -119,6 +129,8 @@ P_LMR_MOVES = INDEX["LmrMoves"]
 P_LMR_LATE_MOVES = INDEX["LmrLateMoves"]
 P_LMR_REDUCTION = INDEX["LmrReduction"]
 P_LMR_LATE_REDUCTION = INDEX["LmrLateReduction"]
+P_LMR_LOG_SCALE = INDEX["LmrLogScale"]
+P_LMR_LOG_BASE = INDEX["LmrLogBase"]
 P_ASPIRATION_DEPTH = INDEX["AspirationDepth"]
 P_ASPIRATION_WINDOW = INDEX["AspirationWindow"]
 P_ASPIRATION_WIDEN = INDEX["AspirationWiden"]

@@ -4,7 +4,7 @@ import pytest
 
 from tests.conftest import ROOT
 from wasp.engine import OPTIONS, Engine, score_uci, score_white, score_xboard
-from wasp.searchparams import PARAMS, TECHNIQUES, format_search_params
+from wasp.searchparams import ENABLES, OFF_AT_ZERO, PARAMS, TECHNIQUES, format_search_params
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 # A bench middlegame whose depth-10 search fails its aspiration window (the start position and
@@ -29,7 +29,10 @@ def test_every_search_parameter_is_a_spin_option_with_its_default_and_range():
     for p in PARAMS:
         o = spins[p.name]
         assert (o.default, o.lo, o.hi) == (p.default, p.lo, p.hi)
-        assert p.lo < p.default < p.hi, f"{p.name}: the default must lie inside its range"
+        if p.name in OFF_AT_ZERO:  # a technique on trial: 0 (its minimum) keeps Wasp's search
+            assert p.default == p.lo == 0, p.name
+        else:
+            assert p.lo < p.default < p.hi, f"{p.name}: the default must lie inside its range"
         assert o.uci() == (f"option name {p.name} type spin default {p.default} min {p.lo} "
                            f"max {p.hi}")
         assert o.xboard() == f'option="{p.name} -spin {p.default} {p.lo} {p.hi}"'
@@ -44,7 +47,8 @@ def test_each_search_parameter_at_its_minimum_and_maximum_changes_the_search():
 
     One exception, checked rather than assumed: HistoryMax above its default cannot matter in
     searches this size, as no history score comes near the default (they grow by depth^2 a
-    cutoff); its minimum must matter."""
+    cutoff); its minimum must matter. A technique off by default (OFF_AT_ZERO) has its minimum
+    as its default, and its parameters (ENABLES) are tried with it switched on."""
     from wasp.movepick import SD_HISTORY
 
     base, history_peak = {}, 0
@@ -60,10 +64,15 @@ def test_each_search_parameter_at_its_minimum_and_maximum_changes_the_search():
     unchanged = []
     for p in PARAMS:
         for value in (p.lo, p.hi):
+            if value == p.default:  # an OFF_AT_ZERO parameter's minimum: the default
+                continue
             if p.name == "HistoryMax" and value == p.hi:
                 assert history_peak < p.default
                 continue
-            if not any(_nodes([(p.name, str(value))], fen) != n for fen, n in base.items()):
+            # a parameter of a technique that is off by default is tried with it on
+            on = [(name, str(v)) for name, v in ENABLES.get(p.name, ())]
+            ref = {fen: _nodes(on, fen) for fen in base} if on else base
+            if not any(_nodes([*on, (p.name, str(value))], fen) != n for fen, n in ref.items()):
                 unchanged.append(f"{p.name}={value}")
     assert not unchanged, f"no effect at depth 10: {unchanged}"
 

@@ -211,3 +211,24 @@ def test_search_module_holds_kernels_only():
         if isinstance(node, ast.FunctionDef):
             decorators = [ast.unparse(d) for d in node.decorator_list]
             assert any(d.startswith("njit") for d in decorators), node.name
+
+
+def test_scaled_reductions_search_fewer_nodes_and_keep_finding_mates():
+    """LmrLogScale reduces deep nodes and late moves more than Wasp 1.02's fixed plies: the
+    bench positions take fewer nodes to the same depth, and the mates are still found."""
+    from wasp import benchmark
+
+    def nodes(*settings):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            benchmark.bench(depth=8, verbose=False, settings=settings)
+        return int(buf.getvalue().split("Nodes searched  :")[1].split()[0])
+
+    plain, scaled = nodes(), nodes(("LmrLogScale", "356"))
+    assert scaled < 0.9 * plain, (plain, scaled)
+    s = Searcher(8)
+    s.set_search_param("LmrLogScale", 356)
+    for fen, n, move in MATES:
+        s.clear()
+        r = s.search(Position(fen), Limits(depth=2 * n + 3))
+        assert r.best == move and _mate_moves(r.score) == n, (fen, r.best, r.score)
