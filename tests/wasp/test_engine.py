@@ -63,15 +63,15 @@ def test_each_search_parameter_at_its_minimum_and_maximum_changes_the_search():
         history_peak = max(history_peak, int(abs(history).max()))
     unchanged = []
     for p in PARAMS:
+        # a parameter of a technique that is off by default is tried with it on
+        on = [(name, str(v)) for name, v in ENABLES.get(p.name, ())]
+        ref = {fen: _nodes(on, fen) for fen in base} if on else base
         for value in (p.lo, p.hi):
             if value == p.default:  # an OFF_AT_ZERO parameter's minimum: the default
                 continue
             if p.name == "HistoryMax" and value == p.hi:
                 assert history_peak < p.default
                 continue
-            # a parameter of a technique that is off by default is tried with it on
-            on = [(name, str(v)) for name, v in ENABLES.get(p.name, ())]
-            ref = {fen: _nodes(on, fen) for fen in base} if on else base
             if not any(_nodes([*on, (p.name, str(value))], fen) != n for fen, n in ref.items()):
                 unchanged.append(f"{p.name}={value}")
     assert not unchanged, f"no effect at depth 10: {unchanged}"
