@@ -461,8 +461,9 @@ class Engine:
     def go(self, *, time_left=None, inc=0, movestogo=None, movetime=None, depth=None,
            nodes=None, mate=None, infinite=False, ponder=False, analyze=False,
            searchmoves=(), start=None, on_info=None, on_currmove=None, on_done=None,
-           on_error=None, ponder_after=False, use_book=True, learn_lag=True) -> None:
-        """Think about the current position in a worker thread.
+           on_error=None, ponder_after=False, use_book=True, learn_lag=True):
+        """Think about the current position in a worker thread; returns that thread (None
+        when the move came from the book, delivered before this returns).
 
         The clock arguments are the side to move's, in milliseconds (`start`: when the
         GUI's command arrived, time.monotonic(); the budget counts from there). `on_done(best,
@@ -493,7 +494,7 @@ class Engine:
                 self.move_source = "book"
                 if on_done is not None:
                     on_done(move, None, None)
-                return
+                return None
         probe = None
         try:
             probe = self.root_probe(position, searchmoves)
@@ -523,6 +524,7 @@ class Engine:
         with self._lock:
             self._search = search
         search.thread.start()
+        return search.thread
 
     def _run(self, search, position, on_info, on_currmove, on_done, on_error, ponder_after):
         searcher = self.searcher

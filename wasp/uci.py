@@ -2,14 +2,21 @@
 
 An adapter over `wasp.engine.Engine`: it parses commands and formats answers, nothing more.
 `uci` is answered at once; numba and the kernels load meanwhile in a thread (`wasp.warmup`,
-started by `wasp.cli`) and are ready before the first `readyok`. The search runs in the
-engine's worker thread, so `stop`, `ponderhit`, `isready` and `quit` are answered while it
-thinks. Bad input never ends the engine: it gets an `info string` saying what was wrong.
+started by `wasp.cli`) and are ready before the first `readyok`. Bad input never ends the
+engine: it gets an `info string` saying what was wrong.
+
+Every `go` gets exactly one `bestmove`, in order, however fast a script streams commands:
+while a search runs, the reader answers `isready` at once and passes `stop` and `ponderhit`
+to it at once; every other command waits in a queue and runs, in order, after the running
+search has reported. `quit` stops the search (it reports), answers any queued `go` with a one-ply
+search, and exits; at the end of input the queued commands run, a search with a limit runs to
+it, an infinite or ponder search is stopped, and then the engine exits.
 """
 
 import sys
 import threading
 import time
+from collections import deque
 
 from wasp.engine import ENGINE_AUTHOR, ENGINE_NAME, Engine, parse_bool, score_uci
 
@@ -17,6 +24,11 @@ LOG_FILE = "wasp.log"
 GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes",
               "mate")
 GO_FLAGS = ("infinite", "ponder")
+GO_LIMITS = ("wtime", "btime", "movetime", "depth", "nodes", "mate")  # a go that ends itself
+AT_ONCE = ("stop", "ponderhit")  # act on the running search, ahead of the queue
+DURING_SEARCH = (*AT_ONCE, "isready")  # answered at once while a search runs
+QUIT, END = object(), object()  # queue markers: `quit` read, end of input
+READER, EXECUTOR = "reader", "executor"
 
 
 def info_line(line) -> str:
@@ -29,6 +41,13 @@ def info_line(line) -> str:
             f"pv {' '.join(line.pv)}")
 
 
+class _Await:
+    """The queue's head while a search the reader started is out."""
+
+    def __init__(self, thread):
+        self.thread = thread
+
+
 class UciEngine:
     """UCI in, UCI out, over one Engine."""
 
@@ -38,6 +57,14 @@ class UciEngine:
         self.engine = Engine()
         self.debug = False
         self.log = None
+        self._cv = threading.Condition()
+        self._queue = deque()  # commands (and the QUIT/END markers) in the order read
+        self._owner = None  # who runs commands now: None, READER, or EXECUTOR (a search
+        # that is out, then the commands queued behind it)
+        self._live = None  # the threading.Event of the go whose bestmove is still due
+        self._live_unlimited = False  # that search ends only when stopped
+        self._ending = None  # QUIT or END once read
+        self._executor = None
 
     # -- output --------------------------------------------------------------------------
     def send(self, text: str) -> None:
@@ -61,28 +88,133 @@ class UciEngine:
     def info_string(self, text: str) -> None:
         self.send("info string " + text.replace("\n", " "))
 
-    # -- commands ------------------------------------------------------------------------
+    # -- the reader: commands in, in order ------------------------------------------------
     def handle(self, line: str) -> bool:
-        """Run one command line; False after `quit`."""
+        """Take one command line as read; False after `quit` (once the engine has finished).
+
+        While a search runs, `isready` is answered and `stop` and `ponderhit` act on it
+        here, at once; everything else runs in order in the executor thread, each command
+        after the previous search has reported (so an `isready` after a `setoption` still
+        answers once the option is set)."""
         if self.log is not None:
             with self.lock:
                 self._log("<< " + line)
-        tokens = line.strip().split()
+        tokens = line.split()
         if not tokens:
             return True
+        cmd = tokens[0]
+        if cmd == "quit":
+            self._end(QUIT)
+            return False
+        with self._cv:
+            searching = self._live is not None and not self._live.is_set()
+            idle = self._owner is None
+            if cmd in DURING_SEARCH and searching:
+                run = "now"
+            elif cmd in AT_ONCE and idle:
+                return True  # nothing to stop
+            elif idle:
+                run, self._owner = "here", READER
+            else:  # behind the running search (a stop there reaches the next search)
+                self._queue.append(line)
+                self._cv.notify_all()
+                return True
+        if run == "now":
+            self.execute(line)
+            return True
+        thread = self.execute(line)
+        with self._cv:
+            if self._live is not None:  # a search is out: the executor waits for it
+                self._owner = EXECUTOR
+                self._queue.appendleft(_Await(thread))
+                self._start_executor()
+            else:
+                self._owner = None
+            self._cv.notify_all()
+        return True
+
+    def finish(self) -> None:
+        """End of input: run what is queued, let limited searches end, stop the others."""
+        self._end(END)
+
+    def _end(self, marker) -> None:
+        with self._cv:
+            self._ending = marker
+            if self._owner is not None:
+                self._queue.append(marker)
+                self._cv.notify_all()
+            while self._owner is not None:
+                self._cv.wait()
+
+    def _start_executor(self) -> None:
+        if self._executor is None:
+            self._executor = threading.Thread(target=self._work, name="wasp-uci", daemon=True)
+            self._executor.start()
+
+    # -- the executor: a search that is out, then what was queued behind it ----------------
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not (self._owner == EXECUTOR and self._queue):
+                    self._cv.wait()
+                item = self._queue.popleft()
+                if item is QUIT or item is END:
+                    self._queue.clear()
+            if isinstance(item, _Await):
+                self._await_search(item.thread)
+            elif isinstance(item, str):
+                thread = self.execute(item)
+                if self._live is not None:
+                    self._await_search(thread)
+            with self._cv:
+                if self._owner == EXECUTOR and not self._queue:
+                    self._owner = None
+                self._cv.notify_all()
+
+    def _await_search(self, thread) -> None:
+        """Wait for the running go's bestmove; meanwhile apply a `stop`, `ponderhit` or
+        `isready` queued behind it, and stop it when the input has ended (`quit`; an
+        unlimited search at the end of input)."""
+        done, cut = self._live, False
+        while done is not None and not done.is_set():
+            line = None
+            with self._cv:
+                if self._queue and isinstance(self._queue[0], str) and \
+                        self._queue[0].split()[0] in DURING_SEARCH:
+                    line = self._queue.popleft()
+                elif not cut and (self._ending is QUIT
+                                  or self._ending is END and self._live_unlimited):
+                    line, cut = "stop", True
+                elif thread is not None and not thread.is_alive():
+                    break  # the search thread ended without a move: answered below
+                else:
+                    self._cv.wait(0.5)
+                    continue
+            self.execute(line)
+        if done is not None and not done.is_set():
+            self._bestmove(self._fallback_move(), None, None, done)
+
+    def execute(self, line: str):
+        """Run one command now; returns a `go`'s search thread (None for the rest)."""
+        tokens = line.strip().split()
+        if not tokens:
+            return None
         cmd, args = tokens[0], tokens[1:]
         try:
-            if cmd == "quit":
-                self.engine.abandon()
-                return False
             handler = COMMANDS.get(cmd)
             if handler is None:
                 self.info_string(f"unknown command: {line.strip()[:80]}")
             else:
-                handler(self, args)
+                return handler(self, args)
         except Exception as exc:  # the engine never dies on bad input
             self.info_string(f"error in '{line.strip()[:80]}': {type(exc).__name__}: {exc}")
-        return True
+        return None
+
+    def _fallback_move(self) -> str:
+        """A legal move when a go cannot search (its bestmove is still due)."""
+        position = self.engine.position
+        legal = position.legal_moves() if position is not None else []
+        return legal[0] if legal else "0000"
 
     def cmd_uci(self, args):
         # One write: a thread loading the kernels holds the GIL between writes.
@@ -178,23 +310,46 @@ class UciEngine:
             else:
                 self.info_string(f"go: ignored {a!r}")
                 i += 1
-        self.engine.load()
-        white = self.engine.position.white_to_move
-        self.engine.go(
-            time_left=opts.get("wtime" if white else "btime"),
-            inc=opts.get("winc" if white else "binc", 0), movestogo=opts.get("movestogo"),
-            movetime=opts.get("movetime"), depth=opts.get("depth"), nodes=opts.get("nodes"),
-            mate=opts.get("mate"), infinite=opts.get("infinite", False),
-            ponder=opts.get("ponder", False), searchmoves=searchmoves, start=go_time,
-            on_info=lambda line: self.send(info_line(line)),
-            on_currmove=lambda d, m, k: self.send(
-                f"info depth {d} currmove {m} currmovenumber {k}"),
-            on_done=self._bestmove, on_error=self.info_string)
+        if self._ending is QUIT:  # answered, as briefly as a legal answer can be
+            opts = {"depth": 1}
+        done = threading.Event()
+        self._live_unlimited = (opts.get("infinite", False) or opts.get("ponder", False)
+                                or not any(k in opts for k in GO_LIMITS))
+        try:
+            self.engine.load()
+            white = self.engine.position.white_to_move
+            thread = self.engine.go(
+                time_left=opts.get("wtime" if white else "btime"),
+                inc=opts.get("winc" if white else "binc", 0), movestogo=opts.get("movestogo"),
+                movetime=opts.get("movetime"), depth=opts.get("depth"), nodes=opts.get("nodes"),
+                mate=opts.get("mate"), infinite=opts.get("infinite", False),
+                ponder=opts.get("ponder", False), searchmoves=searchmoves, start=go_time,
+                on_info=lambda line: self.send(info_line(line)),
+                on_currmove=lambda d, m, k: self.send(
+                    f"info depth {d} currmove {m} currmovenumber {k}"),
+                on_done=lambda best, ponder, result: self._bestmove(best, ponder, result, done),
+                on_error=self.info_string)
+        except Exception as exc:  # still one bestmove for this go
+            self.info_string(f"go failed: {type(exc).__name__}: {exc}")
+            if not done.is_set():
+                self._bestmove(self._fallback_move(), None, None, done)
+            return None
+        with self._cv:  # from here a `stop` read reaches this search at once
+            if not done.is_set():
+                self._live = done
+        return thread
 
-    def _bestmove(self, best, ponder, result) -> None:
+    def _bestmove(self, best, ponder, result, done) -> None:
         if self.engine.move_source == "book":
             self.info_string(f"book move {best}")
         self.send(f"bestmove {best} ponder {ponder}" if ponder else f"bestmove {best}")
+        with self._cv:
+            done.set()
+            if self._live is done:
+                self._live = None
+                if self._owner == EXECUTOR and not self._queue:
+                    self._owner = None  # nothing waits: the next command runs at once
+            self._cv.notify_all()
 
     def cmd_stop(self, args):
         self.engine.stop()
@@ -231,9 +386,9 @@ def main(lines=None) -> int:
         for line in lines if lines is not None else sys.stdin:
             if not engine.handle(line):
                 break
+        else:
+            engine.finish()
     except KeyboardInterrupt:
-        pass
-    finally:
         engine.engine.abandon()
     return 0
 

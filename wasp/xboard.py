@@ -47,6 +47,9 @@ class XboardEngine:
         self.engine_moves = 0
         self.clock_fresh = False  # a `time` came since our last move
         self.line_time = None  # when the last command arrived
+        self.thinking = False  # our move is due: a `ping` is answered after it (CECP)
+        self.pongs = []  # those pings
+        self.pong_lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------------
     def send(self, text: str) -> None:
@@ -66,9 +69,15 @@ class XboardEngine:
         return self.engine.position
 
     # -- searching ------------------------------------------------------------------------
+    def _abandon(self) -> None:
+        """Drop the search without its move (CECP: new, force, result, ...); pings that
+        waited for the move are answered now."""
+        self.engine.abandon()
+        self._moved()
+
     def _start(self, kind):
         engine = self.engine
-        engine.abandon()
+        self._abandon()
         if kind == "analyze":
             engine.go(analyze=True, on_info=self._post)
             return
@@ -81,6 +90,8 @@ class XboardEngine:
             left = self.engine_clock_ms if self.engine_clock_ms is not None else self.base_ms
             mtg = self.mps - (self.engine_moves % self.mps) if self.mps else None
             clock = dict(time_left=left, inc=self.inc_ms, movestogo=mtg)
+        with self.pong_lock:
+            self.thinking = True
         engine.go(**clock, depth=self.sd, start=start, on_info=self._post,
                   on_done=self._play, on_error=lambda text: self.send(f"telluser {text}"),
                   ponder_after=self.ponder, learn_lag=self.clock_fresh)
@@ -93,6 +104,7 @@ class XboardEngine:
     def _play(self, best, ponder, result):
         """The worker's move: on the board, then to the GUI (then it may ponder)."""
         if best == "0000":
+            self._moved()
             return
         position = self.engine.position
         code = position.parse_uci(best)
@@ -101,9 +113,26 @@ class XboardEngine:
             best = "O-O" if (code >> MOVE_TO_SHIFT) & 7 == 6 else "O-O-O"
         position.push(code)
         self.engine_moves += 1
-        self.send(f"move {best}")
+        self._moved(f"move {best}")
         if self._announce_end():
             self.engine.stop()  # no pondering after the last move
+
+    def _moved(self, move=None) -> None:
+        """Our move is out (or no longer due): send it, then the pings that waited for it."""
+        with self.pong_lock:
+            if move is not None:
+                self.send(move)
+            self.thinking = False
+            pongs, self.pongs = self.pongs, []
+        for pong in pongs:
+            self.send(pong)
+
+    def finish(self) -> None:
+        """End of input: a move being thought about is still played (its clock or limit ends
+        the search); analysis and pondering stop."""
+        while self.thinking and self.engine.search_kind() == "think":
+            self.engine.wait(0.05)
+        self._abandon()
 
     def _announce_end(self) -> bool:
         over = self.engine.game_over()
@@ -124,7 +153,7 @@ class XboardEngine:
             return True
         cmd, args = tokens[0], tokens[1:]
         if cmd == "quit":
-            self.engine.abandon()
+            self._abandon()
             return False
         handler = COMMANDS.get(cmd)
         if handler is None:
@@ -160,7 +189,7 @@ class XboardEngine:
         pass
 
     def cmd_new(self, args, line):
-        self.engine.abandon()
+        self._abandon()
         self.engine.set_option("UCI_Chess960", "false")  # `new` starts a normal game
         self.engine.new_game()
         self.force = False
@@ -175,23 +204,23 @@ class XboardEngine:
         if len(args) != 1 or args[0] not in VARIANTS:
             self.error("unsupported variant", line)
             return
-        self.engine.abandon()
+        self._abandon()
         self.engine.set_option("UCI_Chess960", str(args[0] == "fischerandom"))
         self.engine.set_position()  # the GUI sends the start position with setboard
 
     def cmd_force(self, args, line):
-        self.engine.abandon()
+        self._abandon()
         self.force = True
 
     def cmd_go(self, args, line):
-        self.engine.abandon()
+        self._abandon()
         self.force = False
         self.analyzing = False
         self.engine_side = self.position.turn
         self._start("think")
 
     def cmd_playother(self, args, line):
-        self.engine.abandon()
+        self._abandon()
         self.force = False
         self.engine_side = 1 - self.position.turn
 
@@ -199,7 +228,7 @@ class XboardEngine:
         if len(args) != 1:
             self.error("usermove needs one move", line)
             return
-        self.engine.abandon()  # a ponder search has warmed the hash table either way
+        self._abandon()  # a ponder search has warmed the hash table either way
         try:
             self.engine.push_move(args[0])
         except ValueError:
@@ -266,7 +295,7 @@ class XboardEngine:
     def cmd_easy(self, args, line):
         self.ponder = False
         if self.engine.search_kind() == "ponder":
-            self.engine.abandon()
+            self._abandon()
 
     def cmd_analyze(self, args, line):
         self.analyzing = True
@@ -275,22 +304,28 @@ class XboardEngine:
 
     def cmd_exit(self, args, line):
         if self.analyzing:
-            self.engine.abandon()
+            self._abandon()
             self.analyzing = False
 
     def cmd_move_now(self, args, line):
         self.engine.move_now()  # ends the thinking; the move is played
 
     def cmd_ping(self, args, line):
-        # Everything sent before `ping` has been handled when we get here.
-        self.send(f"pong {args[0] if args else ''}".rstrip())
+        """Everything sent before `ping` has been handled when we get here; while our move
+        is due, `pong` follows the move (CECP), while pondering it comes at once."""
+        pong = f"pong {args[0] if args else ''}".rstrip()
+        with self.pong_lock:
+            if self.thinking:
+                self.pongs.append(pong)
+                return
+        self.send(pong)
 
     def cmd_result(self, args, line):
-        self.engine.abandon()
+        self._abandon()
         self.force = True
 
     def cmd_setboard(self, args, line):
-        self.engine.abandon()
+        self._abandon()
         fen = " ".join(args)
         try:
             self.engine.set_position(fen)
@@ -302,7 +337,7 @@ class XboardEngine:
             self._start("analyze")
 
     def cmd_undo(self, args, line, count=1):
-        self.engine.abandon()
+        self._abandon()
         for _ in range(count):
             try:
                 self.engine.undo()
@@ -321,7 +356,7 @@ class XboardEngine:
         name, _, value = text.partition("=")
         analyzing = self.engine.search_kind() == "analyze"
         if self.engine.search_kind() in ("ponder", "analyze"):
-            self.engine.abandon()  # options change between searches; analysis goes on after
+            self._abandon()  # options change between searches; analysis goes on after
         try:
             message = self.engine.set_option(name.strip(), value.strip())
         except ValueError as exc:
@@ -339,7 +374,7 @@ class XboardEngine:
             raise ValueError("egtpath TYPE PATH")
         if args[0].lower() != "syzygy":
             return
-        self.engine.abandon()
+        self._abandon()
         message = self.engine.set_option("SyzygyPath", line.strip().split(None, 2)[2])
         if message:
             self.send(f"telluser {message}")
@@ -348,7 +383,7 @@ class XboardEngine:
         mb = int(args[0])
         if not 1 <= mb <= HASH_MAX:
             raise ValueError(f"memory must be 1..{HASH_MAX} MB")
-        self.engine.abandon()
+        self._abandon()
         self.engine.set_option("Hash", str(mb))
 
 
@@ -407,6 +442,8 @@ def main(lines=None) -> int:
         for line in lines if lines is not None else sys.stdin:
             if not engine.handle(line):
                 break
+        else:
+            engine.finish()
     except KeyboardInterrupt:
         pass
     finally:

@@ -47,13 +47,22 @@ def test_each_broken_engine_fails_with_its_reason(capsys, fault, step, reason):
     assert "Not compliant: " in err
 
 
+def test_an_engine_that_drops_answers_to_piped_scripts_passes_with_warnings(capsys):
+    code, out, err = run(capsys, [sys.executable, f"arg={BROKEN}", "arg=--fault=drops"])
+    assert code == 0, out + err
+    warns = [ln for ln in out.splitlines() if ln.startswith("WARN")]
+    # `go infinite` then `stop` is answered; the other five scripts lose answers
+    assert len(warns) == 5 and all("piped script" in ln for ln in warns), out
+    assert "0 bestmove for 20 go" in out and "with 5 warnings" in out
+
+
 def test_a_failed_handshake_skips_the_rest_at_once_with_a_hint(capsys):
     fairymax = shutil.which("fairymax") or shutil.which("fairymax", path="/usr/games")
     if fairymax is None:
         pytest.skip("fairymax not installed")
     code, out, _ = run(capsys, [fairymax, "startup=1"])  # an xboard engine checked as UCI
     assert code == 1
-    assert "try proto=xboard" in out and "1 failed, 21 skipped" in out
+    assert "try proto=xboard" in out and "1 failed, 27 skipped" in out
 
 
 def test_the_offending_line_is_shown(capsys):

@@ -446,3 +446,131 @@ def test_uci_chess960_option_writes_castling_as_king_takes_rook():
     e.handle("position startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1")
     assert e.engine.position.move_stack()[-1] == "e1g1"
     e.handle("quit")
+
+
+# -- piped scripts: one bestmove per go, in order -------------------------------------------
+
+
+class _Lines:
+    """An output stream keeping whole lines."""
+
+    def __init__(self):
+        self.lines = []
+        self.lock = threading.Lock()
+
+    def write(self, text):
+        with self.lock:
+            self.lines.extend(text.splitlines())
+
+    def flush(self):
+        pass
+
+
+def _boards_of_gos(script):
+    """The position each `go` of `script` searches (python-chess boards), in order."""
+    boards, board = [], chess.Board()
+    for line in script:
+        words = line.split()
+        if words and words[0] == "position":
+            moves = words[words.index("moves") + 1:] if "moves" in words else []
+            end = words.index("moves") if "moves" in words else len(words)
+            board = chess.Board(" ".join(words[2:end]) if words[1] == "fen" else chess.STARTING_FEN)
+            for move in moves:
+                board.push_uci(move)
+        elif words and words[0] == "go":
+            boards.append(board.copy())
+    return boards
+
+
+def _assert_one_legal_bestmove_per_go(script, lines):
+    boards = _boards_of_gos(script)
+    best = [ln.split()[1] for ln in lines if ln.startswith("bestmove")]
+    assert len(best) == len(boards), (script, lines[-10:])
+    for move, board in zip(best, boards, strict=True):
+        assert chess.Move.from_uci(move) in board.legal_moves, (move, board.fen())
+
+
+def _run_in_process(script, end="eof"):
+    """Feed `script` as a reader would, then end the input (or `quit`); the output lines."""
+    out = _Lines()
+    e = UciEngine(out=out)
+    for line in script:
+        assert e.handle(line) is True
+    if end == "quit":
+        assert e.handle("quit") is False
+    else:
+        e.finish()
+    return out.lines
+
+
+PIPED = {
+    "ucinewgame during a search": ["position startpos", "go depth 8", "ucinewgame",
+                                   "position startpos moves e2e4", "go depth 3"],
+    "position during a search": ["position startpos", "go depth 8",
+                                 "position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",
+                                 "go depth 3"],
+    "setoption during a search": ["position startpos", "go depth 8",
+                                  "setoption name Hash value 8", "setoption name MultiPV value 2",
+                                  "position startpos moves d2d4", "go depth 3"],
+    "go infinite then stop": ["position startpos", "go infinite", "stop"],
+    "stop twice": ["position startpos", "go infinite", "stop", "stop",
+                   "position startpos moves e2e4", "go depth 2"],
+    "several go in a row, each limit": [
+        "position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", "go depth 3", "go nodes 3000",
+        "go mate 1", "go movetime 50", "go wtime 300 btime 300", "go depth 1 searchmoves h2h3",
+        "position startpos moves e2e4", "go nodes 1", "go depth 2"],
+    "twenty quick searches": ["ucinewgame", "position startpos", "go depth 2"] * 20,
+    "ponder then ponderhit": ["position startpos moves e2e4", "go ponder wtime 500 btime 500",
+                              "ponderhit", "position startpos moves d2d4", "go depth 2"],
+    "a go behind a running infinite one": ["position startpos", "go infinite",
+                                           "position startpos moves g1f3", "go depth 2",
+                                           "stop"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIPED))
+def test_piped_script_gets_one_legal_bestmove_per_go_in_order(name):
+    script = PIPED[name]
+    _assert_one_legal_bestmove_per_go(script, _run_in_process(script))
+
+
+@pytest.mark.parametrize("script", [
+    ["position startpos", "go depth 30"],
+    ["position startpos", "go infinite"],
+    ["position startpos moves e2e4", "go ponder wtime 1000 btime 1000"],
+    ["position startpos", "go depth 30", "go infinite", "position startpos moves e2e4",
+     "go depth 25"],
+])
+def test_quit_answers_every_go_then_returns(script):
+    _assert_one_legal_bestmove_per_go(script, _run_in_process(script, end="quit"))
+
+
+def test_end_of_input_stops_an_infinite_or_ponder_search_and_it_reports():
+    script = ["position startpos", "go infinite", "position startpos moves e2e4",
+              "go ponder wtime 1000 btime 1000", "go"]
+    _assert_one_legal_bestmove_per_go(script, _run_in_process(script))
+
+
+def _pipe(script):
+    """`script` piped into the engine process, its input then closed; the output lines."""
+    done = subprocess.run(ENGINE_CMD, input="".join(line + "\n" for line in script),
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+def test_go_depth_then_end_of_input_reports_every_depth_then_bestmove():
+    lines = _pipe(["position startpos", "go depth 9"])
+    depths = {int(ln.split()[2]) for ln in lines if ln.startswith("info depth")
+              and " pv " in ln}
+    assert depths == set(range(1, 10)), lines
+    assert lines[-1].startswith("bestmove"), lines[-3:]
+    _assert_one_legal_bestmove_per_go(["position startpos", "go depth 9"], lines)
+
+
+def test_piped_process_quit_during_search_and_queued_commands():
+    script = ["uci", "isready", "position startpos", "go depth 8", "ucinewgame",
+              "position startpos moves e2e4", "go depth 30", "go nodes 2000", "quit",
+              "go depth 2"]  # after quit: never read
+    lines = _pipe(script)
+    _assert_one_legal_bestmove_per_go(script[:-1], lines)

@@ -325,3 +325,32 @@ def test_nps_with_st_searches_that_many_nodes_not_seconds(session):
     assert nodes and max(nodes) <= 60_000 * 1.2
     session.send("nps -1")
     assert "Error" in session.expect("Error")
+
+
+def _piped(lines):
+    done = subprocess.run(WASP_XBOARD, input="".join(line + "\n" for line in lines),
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [ln for ln in done.stdout.splitlines() if not ln.startswith("feature")]
+
+
+def test_a_ping_while_thinking_is_answered_after_the_move():
+    lines = _piped(["xboard", "protover 2", "new", "sd 7", "go", "ping 7", "ping 8"])
+    move = next(i for i, ln in enumerate(lines) if ln.startswith("move "))
+    assert lines[move + 1:move + 3] == ["pong 7", "pong 8"], lines
+    assert chess.Move.from_uci(lines[move].split()[1]) in chess.Board().legal_moves
+
+
+def test_end_of_input_while_thinking_still_plays_the_move():
+    lines = _piped(["xboard", "protover 2", "new", "post", "sd 6", "usermove e2e4"])
+    moves = [ln for ln in lines if ln.startswith("move ")]
+    assert len(moves) == 1, lines
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(moves[0].split()[1]) in board.legal_moves
+    assert any(ln.split()[0] == "6" for ln in lines if ln[:1].isdigit()), lines
+
+
+def test_force_while_thinking_abandons_the_move_and_answers_the_ping():
+    lines = _piped(["xboard", "protover 2", "new", "sd 30", "go", "force", "ping 3"])
+    assert "pong 3" in lines and not any(ln.startswith("move ") for ln in lines), lines

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """A UCI engine with one protocol fault, for ``wasp-match -compliance``'s tests.
 
-    broken_uci.py --fault none|nouciok|noreadyok|illegal|badinfo|badpv|nostop|badoption
+    broken_uci.py --fault none|nouciok|noreadyok|illegal|badinfo|badpv|nostop|badoption|drops
 
 It answers at once with the first legal move (sorted by UCI text) and one info
 line; ``go infinite`` searches until ``stop``. Its single fault: no ``uciok``,
 no ``readyok``, an illegal bestmove, a non-integer score, an illegal pv move,
-ignoring ``stop``, or a spin option whose default is outside min..max.
+ignoring ``stop``, or a spin option whose default is outside min..max; or
+``drops``: a search takes half a second, and any command but ``isready`` that arrives
+meanwhile (or the end of input) cancels it without its bestmove, as many engines do.
 """
 
 import argparse
 import sys
+import threading
 
 import chess
 
@@ -37,11 +40,19 @@ def main() -> None:
             move = empty[0] + empty[1]
         out(f"bestmove {move}")
 
+    pending = None  # drops: the timer of the search under way
+
     for line in sys.stdin:
         tokens = line.split()
         if not tokens:
             continue
         cmd = tokens[0]
+        if fault == "drops" and pending is not None and cmd != "isready":
+            pending.cancel()
+            pending = None
+            if cmd == "stop":
+                bestmove()
+                continue
         if cmd == "uci":
             out("id name Broken")
             out("id author wasp-py tests")
@@ -62,7 +73,10 @@ def main() -> None:
             for m in rest[1:] if rest and rest[0] == "moves" else []:
                 board.push_uci(m)
         elif cmd == "go":
-            if "infinite" in tokens:
+            if fault == "drops":
+                pending = threading.Timer(0.5 if "infinite" not in tokens else 3600, bestmove)
+                pending.start()
+            elif "infinite" in tokens:
                 searching = True
                 out("info depth 1 score cp 0 nodes 1 time 0")
             else:
@@ -72,7 +86,9 @@ def main() -> None:
                 searching = False
                 bestmove()
         elif cmd == "quit":
-            return
+            break
+    if pending is not None:
+        pending.cancel()
 
 
 if __name__ == "__main__":
