@@ -167,6 +167,16 @@ def _tablebase_info(on_info, probe):
 # ---------------------------------------------------------------------------
 
 
+@dataclass
+class _Callbacks:
+    """What a search tells its front end: info lines, the current move, the move, errors."""
+
+    on_info: object = None
+    on_currmove: object = None
+    on_done: object = None
+    on_error: object = None
+
+
 class _Search:
     """One running search: its own stop and release events."""
 
@@ -474,7 +484,6 @@ class Engine:
         `ponder_after` the thread then thinks on the expected reply until stopped. With
         `learn_lag` False (the GUI sent no fresh clock) this move teaches the lag nothing.
         """
-        from wasp.driver import Limits
         from wasp.timeman import allocate
 
         start = time.monotonic() if start is None else start
@@ -488,22 +497,55 @@ class Engine:
         if time_left is not None and thinking:
             self.last_think = [self.start_fen, self.position.move_stack(), time_left, inc,
                                 start, None]
-        if use_book and thinking:
-            move = self.book_move()
-            if move and (not searchmoves or move in searchmoves):
-                self.move_source = "book"
-                if on_done is not None:
-                    on_done(move, None, None)
-                return None
-        probe = None
+        calls = _Callbacks(on_info, on_currmove, on_done, on_error)
+        if use_book and thinking and self._book_reply(searchmoves, calls):
+            return None
+        probe, searchmoves = self._root_tables(position, searchmoves, calls)
+        limits = self._limits(depth, nodes, mate, time_left, movetime, thinking, ponder,
+                              searchmoves, start, budget)
+        search = _Search("analyze" if analyze else "ponder" if ponder else "think")
+        search.limits, search.budget, search.probe = limits, budget, probe
+        if thinking:
+            search.release.set()
+        search.thread = threading.Thread(
+            target=self._run, args=(search, position, calls, ponder_after),
+            name="wasp-search", daemon=True)
+        with self._lock:
+            self._search = search
+        search.thread.start()
+        return search.thread
+
+    def _book_reply(self, searchmoves, calls) -> bool:
+        """Deliver a book move (OwnBook) when there is one among `searchmoves`."""
+        move = self.book_move()
+        if not move or searchmoves and move not in searchmoves:
+            return False
+        self.move_source = "book"
+        if calls.on_done is not None:
+            calls.on_done(move, None, None)
+        return True
+
+    def _root_tables(self, position, searchmoves, calls):
+        """The tables' verdict on the root (None when they do not cover it) and the moves to
+        search: only those that keep the best result. `calls.on_info` then reports the
+        tables' score."""
         try:
             probe = self.root_probe(position, searchmoves)
         except Exception as exc:  # a damaged table file: search without the tables
-            if on_error is not None:
-                on_error(f"tablebase probe failed: {type(exc).__name__}: {exc}")
-        if probe is not None:
-            searchmoves = probe.moves  # only the moves that keep the best result
-            on_info = _tablebase_info(on_info, probe)
+            if calls.on_error is not None:
+                calls.on_error(f"tablebase probe failed: {type(exc).__name__}: {exc}")
+            probe = None
+        if probe is None:
+            return None, searchmoves
+        calls.on_info = _tablebase_info(calls.on_info, probe)
+        return probe, probe.moves
+
+    @staticmethod
+    def _limits(depth, nodes, mate, time_left, movetime, thinking, ponder, searchmoves, start,
+                budget):
+        """The driver's limits of one go (a mate search without a clock gets a depth)."""
+        from wasp.driver import Limits
+
         if depth is not None:
             depth = max(1, int(depth))
         if mate is not None and depth is None and time_left is None and movetime is None:
@@ -513,30 +555,19 @@ class Engine:
                         searchmoves=list(searchmoves), start=start)
         if not ponder:
             limits.soft_ms, limits.hard_ms = budget.soft, budget.hard
-        search = _Search("analyze" if analyze else "ponder" if ponder else "think")
-        search.limits, search.budget, search.probe = limits, budget, probe
-        if thinking:
-            search.release.set()
-        search.thread = threading.Thread(
-            target=self._run, args=(search, position, on_info, on_currmove, on_done,
-                                    on_error, ponder_after),
-            name="wasp-search", daemon=True)
-        with self._lock:
-            self._search = search
-        search.thread.start()
-        return search.thread
+        return limits
 
-    def _run(self, search, position, on_info, on_currmove, on_done, on_error, ponder_after):
+    def _run(self, search, position, calls, ponder_after):
         searcher = self.searcher
         searcher.external_stop = search.stop
-        searcher.on_currmove = on_currmove
-        result, error = None, None
+        searcher.on_currmove = calls.on_currmove
+        on_done = calls.on_done
+        result = None
         try:
-            result = searcher.search(position, search.limits, on_info=on_info)
+            result = searcher.search(position, search.limits, on_info=calls.on_info)
         except Exception as exc:  # reported; a legal move is still played
-            error = f"search error: {type(exc).__name__}: {exc}"
-            if on_error is not None:
-                on_error(error)
+            if calls.on_error is not None:
+                calls.on_error(f"search error: {type(exc).__name__}: {exc}")
         finally:
             searcher.on_currmove = None
         if result is not None and search.probe is not None and result.best != "0000":
