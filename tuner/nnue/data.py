@@ -183,18 +183,29 @@ def _parse_line(buf, a, b, rec, board):
                 break
     if result < 0:
         return ERR_RESULT
-    # the record, from the side to move's view
+    if black:
+        for sq in range(32):  # the side to move's view: flip the board, swap the colours
+            lo = board[sq]
+            hi = board[sq ^ 56]
+            board[sq] = hi if hi == 255 else hi ^ OPPONENT
+            board[sq ^ 56] = lo if lo == 255 else lo ^ OPPONENT
+        score = -score
+        result = 2 - result
+    return pack(board, score, result, rec)
+
+
+@njit(cache=True, nogil=True)
+def pack(board, score, result, rec):
+    """Fill the record `rec` from a side-to-move relative board (nibble a square, 255 empty),
+    score and result; OK, ERR_PIECES or ERR_KINGS."""
     for k in range(RECORD):
         rec[k] = 0
     count = 0
     kings = 0
     for sq in range(64):
-        rel = sq ^ 56 if black else sq
-        p = board[rel]
+        p = board[sq]
         if p == 255:
             continue
-        if black:
-            p ^= OPPONENT
         if count == MAX_PIECES:
             return ERR_PIECES
         rec[OFF_OCC + (sq >> 3)] |= 1 << (sq & 7)
@@ -208,9 +219,6 @@ def _parse_line(buf, a, b, rec, board):
             kings += 16
     if kings != 17:
         return ERR_KINGS
-    if black:
-        score = -score
-        result = 2 - result
     u = score & 0xFFFF
     rec[OFF_SCORE] = u & 0xFF
     rec[OFF_SCORE + 1] = u >> 8
@@ -303,6 +311,36 @@ def board_features(boards, j, stm, ntm):
 def _all_features(boards, stm, ntm, counts):
     for j in range(boards.shape[0]):
         counts[j] = board_features(boards, j, stm[j], ntm[j])
+
+
+@njit(cache=True, nogil=True)
+def _random_records(seed, lo, hi, values, out):
+    np.random.seed(seed)
+    board = np.empty(64, dtype=np.uint8)
+    squares = np.arange(64)
+    for j in range(out.shape[0]):
+        board[:] = 255
+        np.random.shuffle(squares)
+        material = 0
+        for i in range(np.random.randint(lo, hi + 1)):
+            if i < 2:
+                p = KING | (OPPONENT * i)
+            else:
+                p = np.random.randint(5) | (OPPONENT * np.random.randint(2))
+                material += values[p & 7] * (-1 if p & OPPONENT else 1)
+            board[squares[i]] = p
+        score = min(32767, max(-32768, material))
+        result = 2 if score > 150 else 0 if score < -150 else 1
+        pack(board, score, result, out[j])
+
+
+def random_records(n, seed=0, pieces=(8, 32), values=(100, 300, 300, 500, 900)):
+    """n random records (kings and 6 .. 30 other pieces anywhere: not always legal chess) scored
+    by the side to move's material with `values`, result win/draw/loss beyond +-150: a
+    target with a known answer for tests and benchmarks."""
+    out = np.empty((n, RECORD), dtype=np.uint8)
+    _random_records(seed, pieces[0], pieces[1], np.array([*values, 0, 0, 0], np.int64), out)
+    return out
 
 
 def features(boards):
