@@ -52,8 +52,14 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
         ntm = np.empty(MAX_PIECES, dtype=np.int64)
         acc_s = np.empty_like(l0b)
         acc_n = np.empty_like(l0b)
+        h_s = np.empty_like(l0b)
+        h_n = np.empty_like(l0b)
         d_s = np.empty_like(l0b)
         d_n = np.empty_like(l0b)
+        typed = np.zeros(2, dtype=l0b.dtype)  # scalars in the net's type (float32 loops)
+        typed[1] = 1.0
+        zero = typed[0]
+        one = typed[1]
         if train:
             g0w[c, :, :] = 0
             g0b[c, :] = 0
@@ -66,17 +72,19 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
             acc_s[:] = l0b
             acc_n[:] = l0b
             for i in range(count):
-                fs = stm[i]
-                fn = ntm[i]
+                ws = l0w[stm[i]]
+                wn = l0w[ntm[i]]
                 for k in range(hidden):
-                    acc_s[k] += l0w[fs, k]
-                    acc_n[k] += l0w[fn, k]
-            out = 0.0
+                    acc_s[k] += ws[k]
+                    acc_n[k] += wn[k]
+            dot = zero
             for k in range(hidden):
-                xs = min(max(acc_s[k], 0.0), 1.0)
-                xn = min(max(acc_n[k], 0.0), 1.0)
-                out += xs * xs * l1w[k] + xn * xn * l1w[hidden + k]
-            out += l1b[0]
+                xs = min(max(acc_s[k], zero), one)
+                xn = min(max(acc_n[k], zero), one)
+                h_s[k] = xs * xs
+                h_n[k] = xn * xn
+                dot += h_s[k] * l1w[k] + h_n[k] * l1w[hidden + k]
+            out = dot + l1b[0]
             outputs[j] = out
             score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
             result = boards[r, OFF_RESULT] / 2.0
@@ -86,24 +94,25 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
             loss += err * err
             if not train:
                 continue
-            d = 2.0 * err * pred * (1.0 - pred) / n  # d(mean loss) / d out
+            typed[0] = 2.0 * err * pred * (1.0 - pred) / n  # d(mean loss) / d out
+            d = typed[0]
             g1b[c] += d
+            two_d = d + d
             for k in range(hidden):
+                g1w[c, k] += d * h_s[k]
+                g1w[c, hidden + k] += d * h_n[k]
                 a = acc_s[k]
-                x = min(max(a, 0.0), 1.0)
-                g1w[c, k] += d * x * x
-                d_s[k] = 2.0 * d * l1w[k] * a if 0.0 < a < 1.0 else 0.0
+                d_s[k] = two_d * l1w[k] * a if zero < a < one else zero
                 a = acc_n[k]
-                x = min(max(a, 0.0), 1.0)
-                g1w[c, hidden + k] += d * x * x
-                d_n[k] = 2.0 * d * l1w[hidden + k] * a if 0.0 < a < 1.0 else 0.0
+                d_n[k] = two_d * l1w[hidden + k] * a if zero < a < one else zero
                 g0b[c, k] += d_s[k] + d_n[k]
             for i in range(count):
-                fs = stm[i]
-                fn = ntm[i]
+                gs = g0w[c, stm[i]]
+                gn = g0w[c, ntm[i]]
                 for k in range(hidden):
-                    g0w[c, fs, k] += d_s[k]
-                    g0w[c, fn, k] += d_n[k]
+                    gs[k] += d_s[k]
+                    gn[k] += d_n[k]
+            typed[0] = 0.0
         losses[c] = loss
 
 
