@@ -16,8 +16,9 @@ EXAMPLES = """examples:
 
 DATA: bullet text lines 'FEN | score | result' (White's view; result 1.0, 0.5 or 0.0) or
 bulletformat .bf files (32-byte records, side-to-move relative). A text file of 16 MB or more
-gets a binary cache beside it (FILE.bfcache). With the datagen record FILE.games(.npy) beside a
-data file the validation set is whole games, otherwise random contiguous blocks.
+gets a binary cache beside it (FILE.bfcache). With the side record of wasp-tune datagen beside
+every data file (X.moves beside X.txt or X.bf, 'game ply move' line for line) the validation set
+is whole games, otherwise random contiguous blocks.
 
 Target: wdl * result + (1 - wdl) * sigmoid(score / 400), loss (sigmoid(out) - target)^2, AdamW
 (decay 0.01) with weights clipped to +-1.98, batches of 16,384. The run directory (-dir,

@@ -451,27 +451,56 @@ def load_file(path, progress=False, cache=True) -> np.ndarray:
     return boards
 
 
-def game_ids(path, n):
-    """The game of each position of a data file, from the datagen record beside it, or None.
+@njit(cache=True, nogil=True)
+def _first_numbers(buf, out):
+    """The leading integer of each non-blank line of buf into out; the count, or -1 - the line
+    of the first line that does not start with one."""
+    n = buf.shape[0]
+    count = 0
+    line = 0
+    a = 0
+    while a < n:
+        b = a
+        while b < n and buf[b] != NL:
+            b += 1
+        i = a
+        while i < b and _is_space(buf[i]):
+            i += 1
+        if i < b:
+            if not 48 <= buf[i] <= 57:
+                return -1 - line
+            v = 0
+            while i < b and 48 <= buf[i] <= 57:
+                v = 10 * v + (buf[i] - 48)
+                i += 1
+            out[count] = v
+            count += 1
+        line += 1
+        a = b + 1
+    return count
 
-    The record is `FILE.games.npy` (an integer array) or `FILE.games` (one integer a line),
-    one entry a position in file order; any other length is an error.
-    """
-    path = str(path)
-    for side in (path + ".games.npy", path + ".games"):
-        if not os.path.exists(side):
-            continue
-        try:
-            if side.endswith(".npy"):
-                ids = np.load(side, allow_pickle=False).astype(np.int64).ravel()
-            else:
-                ids = np.loadtxt(side, dtype=np.int64, ndmin=1)
-        except (OSError, ValueError) as e:
-            raise DataError(f"{side}: not a list of game numbers ({e})") from None
-        if len(ids) != n:
-            raise DataError(f"{side}: {len(ids)} game numbers for {n} positions in {path}")
-        return ids
-    return None
+
+def side_record(path) -> str:
+    """The datagen side record of a data file: ``X.moves`` beside ``X.txt`` (or ``X.bf``)."""
+    return os.path.splitext(str(path))[0] + ".moves"
+
+
+def game_ids(path, n):
+    """The game of each position of a data file, from its datagen side record (``game ply
+    move`` a line, line for line with the data), or None when there is none."""
+    side = side_record(path)
+    if not os.path.exists(side):
+        return None
+    buf = np.fromfile(side, dtype=np.uint8)
+    ids = np.empty(buf.size // 2 + 1, dtype=np.int64)
+    count = _first_numbers(buf, ids)
+    if count < 0:
+        raise DataError(f"{side}:{-count}: not 'game ply move' (the side record of {path})")
+    if count != n:
+        raise DataError(f"{side}: {count} lines for the {n} positions of {path} (a side "
+                        f"record is line for line with its data; move it away to split by "
+                        f"blocks)")
+    return ids[:count]
 
 
 @dataclass

@@ -106,16 +106,20 @@ def test_bad_bf_files_name_file_and_record(tmp_path, text_file):
         D.read_bf(path)
 
 
-def test_game_record_beside_the_data_gives_games(tmp_path, text_file):
+def test_datagen_side_record_gives_games(tmp_path, text_file):
     assert D.load([text_file]).games is None
-    (tmp_path / "data.txt.games").write_text("".join(f"{g}\n" for g in (7, 7, 8, 8, 9)))
+    (tmp_path / "data.moves").write_text("".join(f"{g} {p} e2e4\n" for g, p in
+                                                 ((7, 0), (7, 1), (8, 0), (8, 1), (9, 0))))
     other = tmp_path / "more.bf"
     D.write_bf(D.parse_text(text_file)[:2], other)
-    np.save(tmp_path / "more.bf.games.npy", np.array([0, 1]))
+    (tmp_path / "more.moves").write_text("0 0 e2e4\n1 0 d2d4\n")
     data = D.load([text_file, other])
     assert data.games.tolist() == [0, 0, 1, 1, 2, 3, 4]  # distinct across files
-    (tmp_path / "data.txt.games").write_text("1\n2\n")
-    with pytest.raises(D.DataError, match="2 game numbers for 5 positions"):
+    (tmp_path / "data.moves").write_text("1 0 e2e4\n2 0 e2e4\n")
+    with pytest.raises(D.DataError, match="2 lines for the 5 positions"):
+        D.load([text_file])
+    (tmp_path / "data.moves").write_text("1 0 e2e4\nx 0 e2e4\n")
+    with pytest.raises(D.DataError, match="data.moves:2: not 'game ply move'"):
         D.load([text_file])
 
 
