@@ -116,24 +116,23 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
         losses[c] = loss
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def adamw_kernel(param, grads, m, v, lr, beta1, beta2, eps, decay, step, clip):
     """One AdamW step (decoupled decay, bias-corrected moments) on a flat parameter array from
-    its chunk gradients grads [chunks, size] (added in chunk order); then clip to +-clip."""
+    its chunk gradients grads [chunks, size] (added in chunk order); then clip to +-clip.
+    One thread: a few percent of a batch's time, where a parallel loop's start-up cost more."""
     size = param.shape[0]
     chunks = grads.shape[0]
     c1 = 1.0 - beta1 ** step
     c2 = 1.0 - beta2 ** step
-    block = 4096
-    for b in prange((size + block - 1) // block):
-        for i in range(b * block, min(size, (b + 1) * block)):
-            g = grads[0, i]
-            for c in range(1, chunks):
-                g += grads[c, i]
-            m[i] = beta1 * m[i] + (1.0 - beta1) * g
-            v[i] = beta2 * v[i] + (1.0 - beta2) * g * g
-            p = param[i] * (1.0 - lr * decay) - lr * (m[i] / c1) / (math.sqrt(v[i] / c2) + eps)
-            param[i] = min(clip, max(-clip, p))
+    for i in range(size):
+        g = grads[0, i]
+        for c in range(1, chunks):
+            g += grads[c, i]
+        m[i] = beta1 * m[i] + (1.0 - beta1) * g
+        v[i] = beta2 * v[i] + (1.0 - beta2) * g * g
+        p = param[i] * (1.0 - lr * decay) - lr * (m[i] / c1) / (math.sqrt(v[i] / c2) + eps)
+        param[i] = min(clip, max(-clip, p))
 
 
 @dataclass
