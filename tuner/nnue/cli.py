@@ -98,7 +98,8 @@ def _start(args, argv):
             raise UsageError("-resume DIR takes its data and net from DIR's run.json; give "
                              "no data files or -o")
         print(f"resuming {args.resume}", flush=True)
-        return Training.open(args.resume, args.epochs, args.threads, not args.quiet)
+        return Training.open(args.resume, args.epochs, args.threads, not args.quiet,
+                             shlex.join(["wasp-tune", "nnue", *argv]))
     if not args.data:
         raise UsageError("no data files given")
     if not args.output:

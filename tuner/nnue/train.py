@@ -154,6 +154,7 @@ class Training:
         self.seen = 0
         self.seconds = 0.0
         self.history = []
+        self.resumed = []  # the commands that continued the run
 
     # ---- creation and checkpoints
 
@@ -178,8 +179,9 @@ class Training:
         return run
 
     @classmethod
-    def open(cls, directory, epochs=None, threads=None, progress=False):
-        """The run in `directory`, at its last checkpoint (`epochs` may extend it)."""
+    def open(cls, directory, epochs=None, threads=None, progress=False, command=""):
+        """The run in `directory`, at its last checkpoint (`epochs` may extend it; `command`,
+        the one that continues it, goes into the net's metadata)."""
         directory = Path(directory)
         if not (directory / CHECKPOINT).exists():
             raise FileNotFoundError(f"{directory}: no run to resume (no {CHECKPOINT})")
@@ -195,6 +197,8 @@ class Training:
                               f"not {positions:,}: a resumed run needs the same data")
         run = cls(directory, config, dataset, threads)
         run._load()
+        if command:
+            run.resumed.append(command)
         return run
 
     def save(self):
@@ -205,7 +209,7 @@ class Training:
             arrays.update({name: a, f"m_{name}": m, f"v_{name}": v})
         state = {"epoch": self.epoch, "batch": self.batch, "step": self.step,
                  "loss_sum": self.loss_sum, "seen": self.seen, "seconds": self.seconds,
-                 "history": self.history}
+                 "history": self.history, "resumed": self.resumed}
         _save_npz(self.dir / CHECKPOINT, state=np.array(json.dumps(state)), **arrays)
         self._write_history()
 
@@ -215,7 +219,8 @@ class Training:
             self.moments = {k: (z[f"m_{k}"].copy(), z[f"v_{k}"].copy()) for k in
                             self.net.arrays()}
             state = json.loads(str(z["state"]))
-        for key in ("epoch", "batch", "step", "loss_sum", "seen", "seconds", "history"):
+        for key in ("epoch", "batch", "step", "loss_sum", "seen", "seconds", "history",
+                    "resumed"):
             setattr(self, key, state[key])
         if (self.dir / BEST).exists():
             with np.load(self.dir / BEST) as z:
@@ -348,6 +353,7 @@ class Training:
             "settings": {k: v for k, v in asdict(cfg).items()
                          if k not in ("data", "output", "command")},
             "command": cfg.command,
+            "resumed": self.resumed,
         }
         Path(f"{path}.json").write_text(json.dumps(meta, indent=1) + "\n")
         return path
