@@ -432,7 +432,12 @@ def is_bf(path) -> bool:
 
 def load_file(path, progress=False, cache=True) -> np.ndarray:
     """Records of one data file: `.bf` read as is, text parsed (through its cache if big)."""
+    from wasp.exitcodes import file_problem
+
     path = str(path)
+    problem = file_problem(path, text=not is_bf(path))
+    if problem:
+        raise DataError(f"data file {problem}")
     if is_bf(path):
         return read_bf(path)
     cached = path + CACHE_SUFFIX

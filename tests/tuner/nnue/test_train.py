@@ -94,6 +94,11 @@ def test_cli_trains_a_net_from_text(tmp_path, capsys):
                       "-quiet"]) == 0
     meta = json.loads((tmp_path / "nets" / "a.nnue.json").read_text())
     assert meta["epochs"] == 3 and meta["resumed"][0].endswith("-epochs 3 -quiet")
+    data.unlink()
+    assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "4",
+                      "-quiet"]) == 1
+    assert capsys.readouterr().err.strip() == (f"wasp-tune nnue train: error: data file "
+                                               f"{data}: no such file")
 
 
 def test_cli_bad_line_is_one_message_with_file_and_line(tmp_path, capsys):
