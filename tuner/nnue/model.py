@@ -56,7 +56,7 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
         h_n = np.empty_like(l0b)
         d_s = np.empty_like(l0b)
         d_n = np.empty_like(l0b)
-        typed = np.zeros(2, dtype=l0b.dtype)  # scalars in the net's type (float32 loops)
+        typed = np.zeros(3, dtype=l0b.dtype)  # scalars in the net's type (float32 loops)
         typed[1] = 1.0
         zero = typed[0]
         one = typed[1]
@@ -94,8 +94,8 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
             loss += err * err
             if not train:
                 continue
-            typed[0] = 2.0 * err * pred * (1.0 - pred) / n  # d(mean loss) / d out
-            d = typed[0]
+            typed[2] = 2.0 * err * pred * (1.0 - pred) / n  # d(mean loss) / d out
+            d = typed[2]
             g1b[c] += d
             two_d = d + d
             for k in range(hidden):
@@ -112,7 +112,6 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
                 for k in range(hidden):
                     gs[k] += d_s[k]
                     gn[k] += d_n[k]
-            typed[0] = 0.0
         losses[c] = loss
 
 
