@@ -23,8 +23,9 @@ is whole games, otherwise random contiguous blocks.
 Target: wdl * result + (1 - wdl) * sigmoid(score / 400), loss (sigmoid(out) - target)^2, AdamW
 (decay 0.01) with weights clipped to +-1.98, batches of 16,384. The run directory (-dir,
 default NET.run) holds run.json, checkpoint.npz (each epoch, every 5 minutes and on Ctrl-C),
-best.npz and history.csv. NET is the net of the lowest validation loss in bullet's quantised
-layout (QA 255, QB 64, scale 400); NET.json beside it says how it was made.
+best.npz, history.csv and nets/epoch-N.nnue (every epoch's net). NET is the net of the lowest
+validation loss in bullet's quantised layout (QA 255, QB 64, scale 400); NET.json beside it says
+how it was made.
 
 exit codes: 0 done, 1 a data file that cannot be used, 2 a bad command line, 130 interrupted
 (continue with -resume DIR)

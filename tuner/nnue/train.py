@@ -2,7 +2,8 @@
 
 The directory holds `run.json` (the settings and the data), `checkpoint.npz` (the net, AdamW's
 moments and where the run is, written after every epoch, every few minutes and on Ctrl-C),
-`best.npz` (the net of the lowest validation loss) and `history.csv` (a line an epoch). A
+`best.npz` (the net of the lowest validation loss), `history.csv` (a line an epoch) and
+`nets/epoch-N.nnue` (each epoch's net in bullet's layout, to play against one another). A
 resumed run continues bit for bit as if it had not stopped: each epoch's order of positions
 comes from the seed and the epoch alone, and the kernels' sums do not depend on the threads.
 """
@@ -25,6 +26,7 @@ from tuner.nnue.model import AdamW, FloatNet, Kernels, evaluate, set_threads
 from wasp.nnue import netfile
 
 RUN_FILE, CHECKPOINT, BEST, HISTORY = "run.json", "checkpoint.npz", "best.npz", "history.csv"
+NETS = "nets"  # the quantised net at the end of every epoch: nets/epoch-N.nnue
 SAVE_SECONDS = 300.0  # a checkpoint at least this often inside an epoch
 BLOCKS = 100  # a split by blocks cuts the data into about this many pieces or more
 MAX_BLOCK = 4096
@@ -306,6 +308,8 @@ class Training:
                "positions": self.seen, "seconds": round(self.seconds, 2),
                "positions_per_s": round(self.seen / max(self.seconds, 1e-9))}
         self.history.append(row)
+        (self.dir / NETS).mkdir(exist_ok=True)
+        netfile.write(self.net.quantised(), self.dir / NETS / f"epoch-{self.epoch + 1}.nnue")
         if valid is not None and (self.best is None or valid < self.best[2]):
             self.best = (self.net.copy(), self.epoch + 1, valid)
             a = self.best[0].arrays()

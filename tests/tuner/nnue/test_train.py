@@ -88,6 +88,9 @@ def test_cli_trains_a_net_from_text(tmp_path, capsys):
     assert meta["command"].startswith("wasp-tune nnue train ")
     assert meta["data"] == [{"path": str(data), "positions": 60}]
     assert (tmp_path / "nets" / "a.nnue.run" / "history.csv").exists()
+    for epoch in (1, 2):
+        each = tmp_path / "nets" / "a.nnue.run" / "nets" / f"epoch-{epoch}.nnue"
+        assert netfile.read(each).hidden == 4
     assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-quiet"]) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "3",
