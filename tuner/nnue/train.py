@@ -304,7 +304,7 @@ class Training:
     def _end_epoch(self, lr, progress):
         valid = self.valid_loss()
         row = {"epoch": self.epoch + 1, "train_loss": round(self.loss_sum / max(1, self.seen), 8),
-               "valid_loss": "" if valid is None else round(valid, 8), "lr": lr,
+               "valid_loss": "" if valid is None else round(valid, 8), "lr": float(f"{lr:.6g}"),
                "positions": self.seen, "seconds": round(self.seconds, 2),
                "positions_per_s": round(self.seen / max(self.seconds, 1e-9))}
         self.history.append(row)
