@@ -131,3 +131,12 @@ def test_random_records_are_scored_by_material():
         f = stm[j, :counts[j]]
         sign = np.where(f >= 384, -1, 1)
         assert (sign * values[(f % 384) // 64]).sum() == D.scores(boards)[j]
+
+
+def test_crlf_lines_and_a_fen_of_board_and_side_only(tmp_path):
+    path = tmp_path / "dos.txt"
+    path.write_bytes(b"4k3/8/8/8/8/8/8/4K3 b | -20 | 0.0\r\n"
+                     b"4k3/8/8/8/8/8/8/4KQ2 w - - 0 1 | 700 | 1.0\r\n")
+    boards = D.parse_text(path)
+    assert D.scores(boards).tolist() == [20, 700]
+    assert D.results(boards).tolist() == [1.0, 1.0]
