@@ -92,13 +92,22 @@ def _check_data(paths):
 
 
 def _start(args, argv):
+    """The run to train: a new one from the data, or the one in -resume DIR."""
     from tuner.nnue.train import Config, Training
 
     if args.resume:
         if args.data or args.output:
             raise UsageError("-resume DIR takes its data and net from DIR's run.json; give "
                              "no data files or -o")
-        print(f"resuming {args.resume}", flush=True)
+        defaults = vars(build_parser().parse_args(["train"]))
+        kept = set(defaults) - {"command", "data", "output", "resume", "epochs", "threads",
+                                "quiet"}
+        fixed = sorted(name for name in kept if getattr(args, name) != defaults[name])
+        if fixed:
+            raise UsageError(f"-{fixed[0].replace('_', '-')} cannot change with -resume (the "
+                             f"run keeps its settings; -epochs and -threads can)")
+        if not args.quiet:
+            print(f"resuming {args.resume}", flush=True)
         return Training.open(args.resume, args.epochs, args.threads, not args.quiet,
                              shlex.join(["wasp-tune", "nnue", *argv]))
     if not args.data:

@@ -120,6 +120,7 @@ def test_cli_bad_line_is_one_message_with_file_and_line(tmp_path, capsys):
     (["DATA", "-o", "n.nnue", "-wdl", "2"], 2, "-wdl must be in [0, 1]"),
     (["DATA"], 2, "-o NET.nnue is required"),
     (["-resume", "nowhere"], 1, "no run to resume"),
+    (["-resume", "nowhere", "-hidden", "64"], 2, "-hidden cannot change with -resume"),
 ])
 def test_cli_usage_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     monkeypatch.chdir(tmp_path)
