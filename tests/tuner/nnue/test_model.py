@@ -2,6 +2,7 @@
 and the quantised net against the float one."""
 
 import numpy as np
+import pytest
 
 from tuner.nnue import data as D
 from tuner.nnue.model import PARAMS, SCALE, FloatNet, Kernels, evaluate, set_threads
@@ -118,3 +119,49 @@ def test_exported_net_plays_like_the_float_net(tmp_path):
     diff = np.abs(quantised - out * SCALE)
     assert np.std(out * SCALE) > 100  # a net whose outputs differ from position to position
     assert diff.mean() < 0.05 * np.std(out * SCALE) and diff.max() < 40
+
+
+def test_training_steps_match_pytorchs_adamw_when_torch_is_installed():
+    """An independent check of gradients and optimiser: PyTorch's autograd and AdamW (an
+    anchor for this test only, never a dependency) take the same 30 steps from the same net."""
+    torch = pytest.importorskip("torch")
+    from tuner.nnue.model import AdamW
+
+    boards = D.random_records(5000, seed=1)
+    net = FloatNet.random(16, seed=3)
+    net.l0b += 0.1
+    stm, ntm, _ = D.features(boards)
+    torch_params = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in
+                    (np.vstack([net.l0w, np.zeros((1, 16), np.float32)]), net.l0b, net.l1w,
+                     net.l1b)]
+    w0, b0, w1, b1 = torch_params
+    opt = torch.optim.AdamW(torch_params, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
+                            weight_decay=0.01)
+    score = torch.from_numpy(D.scores(boards).astype(np.float32))
+    result = torch.from_numpy(D.results(boards).astype(np.float32))
+    kernels = Kernels(net)
+    moments = {k: (np.zeros_like(a), np.zeros_like(a)) for k, a in net.arrays().items()}
+    rng = np.random.default_rng(0)
+    for step in range(1, 31):
+        idx = rng.choice(len(boards), 500, replace=False).astype(np.int64)
+        kernels.run(boards, idx, 0.75, True)
+        kernels.step(moments, 0.01, step, AdamW())
+        h = torch.cat([torch.clamp(w0[torch.from_numpy(f[idx])].sum(1) + b0, 0, 1) ** 2
+                       for f in (stm, ntm)], dim=1)
+        t = torch.from_numpy(idx)
+        target = 0.75 * result[t] + 0.25 * torch.sigmoid(score[t] / SCALE)
+        loss = torch.mean((torch.sigmoid(h @ w1 + b1) - target) ** 2)
+        opt.zero_grad()
+        loss.backward()
+        w0.grad[D.NO_FEATURE] = 0  # the padding row stays zero
+        opt.step()
+        with torch.no_grad():
+            for p in torch_params:
+                p.clamp_(-netfile.WEIGHT_CLIP, netfile.WEIGHT_CLIP)
+            w0[D.NO_FEATURE] = 0
+    ours = [net.l0w, net.l0b, net.l1w, net.l1b]
+    theirs = [w0.detach().numpy()[:D.FEATURES], b0.detach().numpy(), w1.detach().numpy(),
+              b1.detach().numpy()]
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.abs(a - b).max() < 1e-4
+    assert np.abs(net.l0w - FloatNet.random(16, seed=3).l0w).max() > 0.05  # they moved
