@@ -55,6 +55,11 @@ SLOTS = [
     ("wasp-tune spsa -openings", [*TUNE, "spsa", SPSA_PARAMS, "-iterations", "2", *ONE,
                                   "-openings", "file={f}", "-rundir", "run"], "epd", 1),
     ("wasp-tune spsa -resume", [*TUNE, "spsa", "-resume", "{f}"], "", 1),
+    ("wasp-tune nnue train", [*TUNE, "nnue", "train", "{f}", "-o", "n.nnue", "-quiet"], "txt",
+     1),
+    ("wasp-tune nnue train .bf", [*TUNE, "nnue", "train", "{f}", "-o", "n.nnue", "-quiet"],
+     "bf", 1),
+    ("wasp-tune nnue train -resume", [*TUNE, "nnue", "train", "-resume", "{f}"], "", 1),
     ("wasp-match -config", [*MATCH, "-config", "{f}"], "json", 1),
     ("wasp-match -openings", [*MATCH, *TWO, "-openings", "file={f}", "-rundir", "run"], "epd",
      1),
@@ -108,6 +113,7 @@ HELP = [
     ([*TUNE, "k", "--help"], True), ([*TUNE, "error", "--help"], True),
     ([*TUNE, "data", "--help"], True), ([*TUNE, "data", "selfplay", "--help"], True),
     ([*TUNE, "loop", "--help"], True), ([*TUNE, "spsa", "--help"], True),
+    ([*TUNE, "nnue", "--help"], False), ([*TUNE, "nnue", "train", "--help"], True),
     ([*MATCH, "--help"], True),
 ]
 

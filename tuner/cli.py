@@ -24,6 +24,7 @@ EXAMPLES = """examples:
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000
   wasp-tune loop --quick -dir loops/q         # play, build, tune, SPRT (resumable)
   wasp-tune spsa lmr.txt -iterations 500 -engine cmd=wasp -each nodes=5000 -rundir runs/s
+  wasp-tune nnue train data/*.bf -o nets/a.nnue -epochs 20   # a net for the engine
 
 Flags take one or two dashes (-dir or --dir). The run directory holds params.txt (load it in the
 engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and passes.csv
@@ -58,6 +59,7 @@ DELEGATED = {
     "data": "labelled sets from PGN games (quiet positions, split by game) or self-play",
     "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
     "spsa": "tune an engine's UCI options by SPSA through games (wasp-tune spsa --help)",
+    "nnue": "train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
 }
 
 
@@ -102,7 +104,7 @@ def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop,spsa}")
+    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop,spsa,nnue}")
 
     r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
                        description="Tune evaluation parameters on labelled positions, "
@@ -301,6 +303,10 @@ def main(argv=None) -> int:
         from tuner.spsa_cli import main as spsa_main
 
         return spsa_main(argv[1:])
+    if argv and argv[0] == "nnue":
+        from tuner.nnue.cli import main as nnue_main
+
+        return nnue_main(argv[1:])
     if argv and argv[0] in DELEGATED:
         from datasets.cli import main as datasets_main
 
