@@ -9,7 +9,7 @@ from tests.wasp.test_uci import Proc
 from tuner.methods import select_weights
 from wasp import params as P
 
-SHIPPED = sorted((Path(__file__).resolve().parents[2] / "datasets" / "tuned").glob("*.txt"))
+SHIPPED = sorted((Path(__file__).resolve().parents[3] / "datasets" / "tuned").glob("*.txt"))
 
 
 def test_tuned_files_are_shipped():

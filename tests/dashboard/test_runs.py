@@ -16,10 +16,11 @@ import urllib.request
 import chess
 import pytest
 
+from dashboard.runs import RunError, Runs
+from dashboard.server import DashboardServer
 from tests.conftest import DATA, ROOT
 from tests.testing.conftest import EPD, fake_engine
 from wasp.gui import BoardServer
-from wasp.gui.runs import RunError, Runs
 
 ARTIFACTS = ROOT / "test-artifacts"
 SPSA_FAKE = ROOT / "tests" / "testing" / "fake_engines" / "spsa_uci.py"
@@ -53,7 +54,7 @@ def runs_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(runs_root):
-    srv = BoardServer("127.0.0.1", 0, runs_dir=str(runs_root))
+    srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv
@@ -234,7 +235,7 @@ def test_a_port_in_use_is_a_message_not_a_traceback(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
-        proc = subprocess.run([sys.executable, "-m", "wasp.cli", "gui", "--runs", str(tmp_path),
+        proc = subprocess.run([sys.executable, "-m", "dashboard", "gui", "--runs", str(tmp_path),
                                "--port", str(s.getsockname()[1])], capture_output=True,
                               text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 1 and "cannot listen on" in proc.stderr
@@ -256,7 +257,7 @@ def test_without_runs_the_endpoints_say_how_to_get_them():
 def test_a_missing_runs_directory_is_an_error(tmp_path):
     with pytest.raises(RunError):
         Runs(str(tmp_path / "none"))
-    proc = subprocess.run([sys.executable, "-m", "wasp.cli", "gui", "--runs",
+    proc = subprocess.run([sys.executable, "-m", "dashboard", "gui", "--runs",
                            str(tmp_path / "none"), "--port", "0"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 1 and "is not a directory" in proc.stderr
@@ -300,7 +301,7 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
          "-each", "nodes=2000", "-games", "40", "-maxmoves", "30", "-openings", f"file={EPD}",
          "-rundir", str(live)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
-    srv = BoardServer("127.0.0.1", 0, runs_dir=str(runs_root))
+    srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     wait = WebDriverWait(driver, 180, poll_frequency=0.2,
@@ -372,3 +373,10 @@ def test_a_run_that_cannot_be_read_is_named_with_the_reason(tmp_path):
     assert err["id"] == "broken" and "cannot read" in err["error"]
     with pytest.raises(RunError, match="cannot read"):
         runs.detail("broken")
+
+
+def test_the_engines_command_line_alone_sends_runs_to_the_wasp_command(tmp_path, capsys):
+    from wasp.cli import main
+
+    assert main(["gui", "--runs", str(tmp_path)]) == 2
+    assert "served by the `wasp` command" in capsys.readouterr().err
