@@ -162,6 +162,31 @@ def test_the_tuning_view_has_passes_moved_weights_and_piece_square_tables(server
     assert len(t["psts"]) == 12 and all(len(p["after"]) == 64 for p in t["psts"])
 
 
+def test_each_tool_marks_its_runs_and_unmarked_runs_still_read(runs_root, tmp_path):
+    from testing.rundir import KIND_FILE, mark, marked_kind
+
+    assert marked_kind(runs_root / "matches" / "sprt") == "match"
+    assert marked_kind(runs_root / "spsa") == "spsa"
+    assert marked_kind(runs_root / "tune") == "tuning"
+    old = tmp_path / "old"  # as written before the mark: each tool's reader knows its own
+    shutil.copytree(runs_root, old, ignore=shutil.ignore_patterns(KIND_FILE, ".tune-cache"))
+    mark(old / "notes", "data")  # a kind the dashboard does not show
+    runs = Runs(str(old)).list()
+    assert {r["id"]: r["kind"] for r in runs["runs"]} == {
+        "matches/sprt": "match", "spsa": "spsa", "tune": "tuning"}
+    assert not runs["errors"]
+
+
+def test_the_engine_table_counts_the_moves_the_store_holds(server, runs_root):
+    from testing.store import moves
+
+    played = moves(str(runs_root / "matches" / "sprt"))
+    status, m = get(server, "/api/run", id="matches/sprt")
+    assert {r["name"]: r["moves"] for r in m["ratings"]} == \
+        played.groupby("engine").size().to_dict()
+    assert len(played) and (played["move"] >= 1).all() and (played["seconds"] >= 0).all()
+
+
 def test_runs_are_read_without_writing(runs_root, tmp_path):
     """The store is opened read-only: reading a run changes none of its files."""
     import hashlib
