@@ -240,6 +240,12 @@ def test_static_files_only_by_their_exact_names(server):
         assert code == 404, path
 
 
+def test_the_dashboards_server_still_serves_the_board(server):
+    assert get(server, "/")[0] == 200 and get(server, "/static/app.js")[0] == 200
+    code, data = get(server, "/api/games/nope")
+    assert code == 404 and "no game 'nope'" in data["error"]
+
+
 def test_bad_requests_get_a_clear_message(server):
     assert get(server, "/api/run")[0] == 400
     code, data = get(server, "/api/run/game", id="matches/sprt", game="x")

@@ -258,6 +258,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise RequestError(f"use POST on {path}", 405)
         posts[action](game, self._body())
 
+    def _poll(self, game: Game, query: dict) -> None:
+        try:
+            since = int(query.get("since", ["0"])[0])
+            wait = float(query.get("wait", ["0"])[0])
+        except ValueError:
+            raise RequestError("since must be a whole number and wait a number") from None
+        if wait > 0 and since:
+            game.wait_for_change(since, min(wait, MAX_WAIT))
+        self._json(200, game.state())
+
+    def _move(self, game: Game, body: dict) -> None:
+        if "move" not in body:
+            raise RequestError("expected {\"move\": \"e2e4\"} (a move in UCI form)")
+        game.human_move(body["move"])
+        self._json(200, game.state())
+
+    def _undo(self, game: Game, body: dict) -> None:
+        game.undo()
+        self._json(200, game.state())
+
+    def _settings(self, game: Game, body: dict) -> None:
+        unknown = set(body) - {"white", "black", "paused"}
+        if unknown:
+            raise RequestError(f"unknown settings {sorted(unknown)}: use white, black, paused")
+        game.configure(body.get("white"), body.get("black"), body.get("paused"))
+        self._json(200, game.state())
+
+    def _stop(self, game: Game, body: dict) -> None:
+        game.move_now()
+        self._json(200, game.state())
+
+    def _close(self, game: Game, body: dict) -> None:
+        self.server.games.close(game.id)
+        self._json(200, {"closed": game.id})
+
 
 class BoardServer(http.server.ThreadingHTTPServer):
     """A threading HTTP server holding the games and the static files."""
