@@ -138,6 +138,7 @@ class EngineTally:
             out.append({
                 "engine": name,
                 "games": a.games,
+                "moves": len(a.times),
                 "depth": a.depth / a.depth_n if a.depth_n else math.nan,
                 "seldepth": a.seldepth / a.seldepth_n if a.seldepth_n else math.nan,
                 "nps": a.nodes / a.node_time if a.node_time > 0 else math.nan,

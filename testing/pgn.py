@@ -6,6 +6,7 @@ The comment switches follow fastchess's ``-pgnout``: ``nodes``, ``seldepth``, ``
 
 from __future__ import annotations
 
+import re
 import time
 
 import chess
@@ -48,6 +49,30 @@ def move_comment(info: MoveInfo, opts: PgnOptions | None = None) -> str:
     if opts.pv and info.pv:
         extras.append(f'pv="{info.pv}"')
     return ", ".join([text, *extras])
+
+
+_COMMENT = re.compile(r"(?:([+-]?)(?:M(\d+)|(\d+(?:\.\d+)?))/(\d+) )?(\d+(?:\.\d+)?)s(?:,|$)")
+
+
+def read_move_comment(text: str) -> dict:
+    """What `move_comment` wrote, read back: ``{"book": True}`` for a book move; else
+    ``seconds`` and, when the engine gave a score, ``depth`` with ``score`` (centipawns) or
+    ``mate`` (moves; both from the mover's view, + good for it); ``{}`` for other text."""
+    text = text.strip()
+    if text.startswith("book"):
+        return {"book": True}
+    m = _COMMENT.match(text)
+    if m is None:
+        return {}
+    sign, mate, pawns, depth, seconds = m.groups()
+    out = {"seconds": float(seconds)}
+    if depth is not None:
+        out["depth"] = int(depth)
+        if mate is not None:
+            out["mate"] = -int(mate) if sign == "-" else int(mate)
+        else:
+            out["score"] = round(float(pawns) * (-100 if sign == "-" else 100))
+    return out
 
 
 def _notate(board: chess.Board, move: chess.Move, notation: str) -> str:

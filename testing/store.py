@@ -12,8 +12,10 @@ import os
 import sqlite3
 import threading
 import zlib
+from urllib.parse import quote
 
 DB_NAME = "games.sqlite"
+SUMMARY_NAME = "summary.json"  # the runner's figures of its last session (testing.tournament)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -121,10 +123,16 @@ def log_rows(names: dict[str, str], transcripts: dict, stderr: dict) -> list[tup
 class RunStore:
     """Thread-safe access to ``DIR/games.sqlite``."""
 
-    def __init__(self, rundir: str):
+    def __init__(self, rundir: str, kind: str = "match"):
+        """Open the store of `rundir`, creating it (and marking the directory as a run of
+        `kind`, see `testing.rundir`) when there is none."""
         os.makedirs(rundir, exist_ok=True)
         self.rundir = rundir
         self.path = os.path.join(rundir, DB_NAME)
+        if not os.path.exists(self.path):
+            from .rundir import mark
+
+            mark(rundir, kind)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -235,11 +243,137 @@ class RunStore:
             return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
 
 
+def is_store(rundir: str) -> bool:
+    """`rundir` holds a run store (a match, or the games of an SPSA run)."""
+    return os.path.isfile(os.path.join(rundir, DB_NAME))
+
+
 def _open_ro(rundir: str) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``: a WAL reader never blocks the runner). A WAL reader
+    needs the store's -shm file, which SQLite makes if it is missing; in a directory this user
+    cannot write, the store is read as it stands on disk (``immutable``: games still in
+    another process's WAL are not seen)."""
     path = os.path.join(rundir, DB_NAME)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no run store in {rundir!r} ({DB_NAME} missing)")
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    uri = f"file:{quote(os.path.abspath(path))}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
+        db.execute("SELECT 1 FROM meta LIMIT 1")
+    except sqlite3.OperationalError:
+        if os.access(rundir, os.W_OK) or not os.access(path, os.R_OK):
+            raise
+        db = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=5.0,
+                             check_same_thread=False)
+        db.execute("SELECT 1 FROM meta LIMIT 1")
+    return db
+
+
+class StoreReader:
+    """Read-only access to ``DIR/games.sqlite`` for the dashboard and notebooks: it never
+    writes, and the runner goes on writing while it reads. Raises FileNotFoundError without
+    a store, sqlite3.Error when it cannot be read."""
+
+    KIND = "match"
+
+    def __init__(self, rundir: str):
+        self.rundir = rundir
+        self._db = _open_ro(rundir)
+        self._have = {r[1] for r in self._db.execute("PRAGMA table_info(games)")}
+
+    def __repr__(self) -> str:
+        return f"StoreReader({self.rundir!r})"
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> StoreReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @staticmethod
+    def is_run(rundir: str) -> bool:
+        """A match run, also one written before runs were marked (`testing.rundir`)."""
+        return is_store(rundir)
+
+    def started(self) -> float:
+        """When the first game started (the store's time before any game)."""
+        first = self.span()[1]
+        return first if first is not None else os.path.getmtime(os.path.join(self.rundir,
+                                                                             DB_NAME))
+
+    def updated(self) -> float:
+        """When the runner last wrote (the store, its WAL, the session summary)."""
+        names = (DB_NAME, DB_NAME + "-wal", SUMMARY_NAME)
+        times = [os.path.getmtime(p) for p in (os.path.join(self.rundir, n) for n in names)
+                 if os.path.exists(p)]
+        return max(times, default=0.0)
+
+    def finished(self) -> bool:
+        """Every planned game stored, or the SPRT decided."""
+        return self.meta("sprt_decision") is not None or \
+            self.span()[0] >= self.planned_games()
+
+    def last_session(self) -> dict:
+        """The runner's figures of its last session (summary.json), {} before it wrote one."""
+        try:
+            with open(os.path.join(self.rundir, SUMMARY_NAME), encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def resume_command(self) -> str:
+        return f"wasp-match -resume {self.rundir}"
+
+    def meta(self, key: str, default=None):
+        """A value the runner saved (``config``, ``sprt_decision``, a tool's own keys)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def planned_games(self) -> int:
+        """The games the run's schedule holds (0 when its configuration cannot say)."""
+        from .schedule import make_schedule
+
+        cfg = self.meta("config") or {}
+        try:
+            sched = make_schedule(len(cfg["engines"]), cfg["tournament"], cfg["rounds"],
+                                  cfg["games"], cfg["repeat"])
+        except (KeyError, ValueError, TypeError):
+            return 0
+        return sum(len(p.games) for p in sched)
+
+    def span(self) -> tuple[int, float | None, float | None]:
+        """(games stored, first start time, last end time)."""
+        n, first, last = self._db.execute(
+            "SELECT COUNT(*), MIN(start_time), MAX(end_time) FROM games").fetchone()
+        return n, first, last
+
+    def recent_ends(self, n: int) -> list[float]:
+        """The end times of the last `n` games stored, newest first."""
+        return [r[0] for r in self._db.execute(
+            "SELECT end_time FROM games ORDER BY end_time DESC LIMIT ?", (n,))]
+
+    def _select(self, columns) -> str:
+        cols = ["id", *(c for c in columns or COLUMNS if c != "id")]
+        return ", ".join(c if c in self._have else f"'' AS {c}" for c in cols)
+
+    def games_after(self, last_id: int = 0, columns=None) -> list[dict]:
+        """The games stored after row `last_id` (the ``id`` of each row), in that order, with
+        `columns` (default all; one the store predates reads as '')."""
+        cur = self._db.execute(f"SELECT {self._select(columns)} FROM games WHERE id > ? "
+                               "ORDER BY id", (last_id,))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def game_by_id(self, game_id: int, columns=None) -> dict | None:
+        """The game of row `game_id`, or None."""
+        cur = self._db.execute(f"SELECT {self._select(columns)} FROM games WHERE id=?",
+                               (game_id,))
+        row = cur.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cur.description], row,
+                                                 strict=True))
 
 
 def results(rundir: str):
@@ -299,6 +433,38 @@ def results(rundir: str):
                                                "time_p95", "left")])
     size_df = pd.DataFrame(sizes, index=df.index, columns=size_cols).fillna(0).astype(int)
     return pd.concat([df, extra_df, size_df], axis=1)
+
+
+def moves(rundir: str):
+    """Every engine move of a run as a pandas DataFrame (one row per move, book moves left
+    out): number and pair_id of the game, engine, side, move (the engine's 1st, 2nd, ... of
+    the game), depth and seldepth (NaN when it saw a mate or did not say), nodes, seconds.
+    From the runner's per-move figures (``move_stats``; stores older than them give none)."""
+    import pandas as pd
+
+    cols = ["number", "pair_id", "engine", "side", "move", "depth", "seldepth", "nodes",
+            "seconds"]
+    out = []
+    with StoreReader(rundir) as store:
+        games = store.games_after(0, ["number", "pair_id", "white", "black", "move_stats"])
+    for g in games:
+        try:
+            stats = json.loads(g["move_stats"] or "{}")
+        except ValueError:
+            continue
+        for side in ("white", "black"):
+            s = stats.get(side) or {}
+            times = s.get("time", [])
+            for i, t in enumerate(times):
+                out.append([g["number"], g["pair_id"], g[side], side, i + 1,
+                            *(_at(s.get(k), i) for k in ("depth", "seldepth", "nodes")), t])
+    return pd.DataFrame(out, columns=cols).astype(
+        {"depth": float, "seldepth": float, "nodes": float})
+
+
+def _at(values, i):
+    return values[i] if values is not None and i < len(values) and values[i] is not None \
+        else float("nan")
 
 
 def engine_stats(rundir: str):

@@ -15,10 +15,10 @@ from multiprocessing.connection import wait
 
 from .config import MatchConfig
 from .engine import Logger
-from .enginestats import EngineTally
+from .enginestats import EngineTally, quantile
 from .openings import OpeningBook, OpeningSequence
 from .schedule import PairSpec, make_schedule
-from .store import RunStore
+from .store import SUMMARY_NAME, RunStore
 from .tablebase import TERMINATION as TB_TERMINATION
 from .tally import Encounter, rating_table, score_table
 from .worker import EngineSet, EngineStartError, play_one
@@ -63,13 +63,6 @@ def steal_share(before, after) -> float | None:
         return None
     total = after[1] - before[1]
     return 100.0 * (after[0] - before[0]) / total if total > 0 else 0.0
-
-
-def _pct(xs: list[float], q: float) -> float:
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
 
 
 class Runner:
@@ -460,7 +453,7 @@ class Runner:
             print(f"SPRT: {self.decision_text()}", file=self.out)
         summary = self.summary()
         print(self.summary_text(summary), file=self.out)
-        with open(os.path.join(self.rundir, "summary.json"), "w") as f:
+        with open(os.path.join(self.rundir, SUMMARY_NAME), "w") as f:
             json.dump(summary, f, indent=2)
         if self.logger:
             self.logger.close()
@@ -488,8 +481,8 @@ class Runner:
             # everything the runner process used: interpreter start, imports, setup, play
             "process_cpu_s": _cpu() + sum(self.worker_cpu.values()),
             "process_cpu_per_game_s": (_cpu() + sum(self.worker_cpu.values())) / g if g else None,
-            "latency_median_ms": _pct(lat, 0.5) * 1e3 if lat else None,
-            "latency_p99_ms": _pct(lat, 0.99) * 1e3 if lat else None,
+            "latency_median_ms": quantile(lat, 0.5) * 1e3 if lat else None,
+            "latency_p99_ms": quantile(lat, 0.99) * 1e3 if lat else None,
             "latency_max_ms": max(lat) * 1e3 if lat else None,
             "latency_mean_ms": sum(lat) / len(lat) * 1e3 if lat else None,
             "time_losses_this_session": self.session_time_losses,

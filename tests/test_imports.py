@@ -1,10 +1,25 @@
-"""The project's modules import one another without a circle (lazy imports included)."""
+"""The project's import graph: packages import one another only downward, and modules without a
+circle (imports inside functions included).
+
+The engine (`wasp`) is at the bottom and imports none of the tools; the tools import the engine
+(`tuner` also plays games through `testing`); the dashboard, which shows the runs of all of
+them, sits on top. `ALLOWED` states it, for imports at module level and inside functions alike.
+"""
 
 import ast
 
+import pytest
+
 from tests.conftest import ROOT
 
-PACKAGES = ("wasp", "tuner", "testing", "datasets")
+PACKAGES = ("wasp", "testing", "tuner", "dashboard")
+ALLOWED = {  # package -> the other project packages its modules may import, anywhere
+    "wasp": set(),  # the engine imports none of the tools
+    "testing": {"wasp"},  # the match runner
+    "tuner": {"wasp", "testing"},  # the Texel and SPSA tuners, data sets; SPSA plays matches
+    "dashboard": {"wasp", "testing", "tuner"},  # shows the runs of all the tools
+}
+TOP_LEVEL = set(PACKAGES) | {"datasets"}  # `datasets/` holds data only: never imported
 
 
 def _modules():
@@ -101,3 +116,64 @@ def test_the_graph_sees_lazy_relative_and_submodule_imports():
 def test_no_import_circle():
     cycles = find_cycles(import_graph())
     assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def package_imports(path):
+    """(package, line, where) of each import of a project package in the file at `path`:
+    `import x.y`, `from x import y`, `importlib.import_module("x.y")`; `where` is "module"
+    or "function" (inside a function or method, e.g. a lazy import)."""
+    found = []
+
+    def visit(node, where):
+        for child in ast.iter_child_nodes(node):
+            inner = "function" if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                     ast.Lambda)) else where
+            names = []
+            if isinstance(child, ast.Import):
+                names = [alias.name for alias in child.names]
+            elif isinstance(child, ast.ImportFrom) and not child.level and child.module:
+                names = [child.module]
+            elif isinstance(child, ast.Call) and child.args and \
+                    isinstance(child.args[0], ast.Constant) and \
+                    isinstance(child.args[0].value, str) and \
+                    getattr(child.func, "attr", getattr(child.func, "id", None)) in (
+                        "import_module", "__import__"):
+                names = [child.args[0].value]
+            for name in names:
+                top = name.split(".")[0]
+                if top in TOP_LEVEL:
+                    found.append((top, child.lineno, where))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "module")
+    return found
+
+
+def test_the_check_sees_imports_at_module_level_inside_functions_and_by_name(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import wasp.board\nfrom testing import sprt\n\n\n"
+                      "class A:\n    def f(self):\n        from tuner.run import Run\n\n\n"
+                      "def g():\n    import importlib\n    importlib.import_module('dashboard')"
+                      "\n    from . import near\n    import numpy\n    import datasets\n")
+    assert package_imports(source) == [("wasp", 1, "module"), ("testing", 2, "module"),
+                                       ("tuner", 7, "function"), ("dashboard", 12, "function"),
+                                       ("datasets", 15, "function")]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_packages_import_only_the_packages_below_them(package):
+    wrong = [f"{path.relative_to(ROOT)}:{line}: imports {other} ({where} level)"
+             if where == "module" else
+             f"{path.relative_to(ROOT)}:{line}: imports {other} (inside a function)"
+             for path in sorted((ROOT / package).rglob("*.py"))
+             for other, line, where in package_imports(path)
+             if other != package and other not in ALLOWED[package]]
+    assert not wrong, (f"{package} may import {sorted(ALLOWED[package]) or 'no other package'}"
+                       ":\n" + "\n".join(wrong))
+
+
+def test_every_package_is_stated_and_datasets_holds_no_code():
+    found = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert found == set(PACKAGES) == set(ALLOWED)
+    assert not list((ROOT / "datasets").rglob("*.py"))
+

@@ -2,7 +2,7 @@
 
 Subcommands: ``run`` (tune, or ``--resume`` a killed run), ``k`` (fit K), ``error`` (E of a
 parameter file); ``data`` (labelled sets from games, self-play) and ``loop`` (self-play -> data
--> tune -> SPRT) are handed to `datasets.cli`, ``spsa`` (an engine's options through games) to
+-> tune -> SPRT) are handed to `tuner.data.cli`, ``spsa`` (an engine's options through games) to
 `tuner.spsa_cli`.
 """
 
@@ -54,7 +54,7 @@ class CliError(Exception):
         self.code = code
 
 
-# Subcommands implemented in datasets.cli (it parses their flags: `wasp-tune data --help`).
+# Subcommands implemented in tuner.data.cli (it parses their flags: `wasp-tune data --help`).
 DELEGATED = {
     "data": "labelled sets from PGN games (quiet positions, split by game) or self-play",
     "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
@@ -308,7 +308,7 @@ def main(argv=None) -> int:
 
         return nnue_main(argv[1:])
     if argv and argv[0] in DELEGATED:
-        from datasets.cli import main as datasets_main
+        from tuner.data.cli import main as datasets_main
 
         return datasets_main(argv)
     ap = build_parser()

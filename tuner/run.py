@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from testing.rundir import mark
 from tuner import methods as M
 from tuner.error import Scorer, error, fit_k
 from tuner.positions import load_many
@@ -120,6 +121,7 @@ class Run:
         if config.method in M.DEFAULT_LR and not config.lr:
             config.lr = M.DEFAULT_LR[config.method]  # run.json shows the rate used
         os.makedirs(run_dir, exist_ok=True)
+        mark(run_dir, TuningReader.KIND)
         W = P.load(config.init) if config.init else P.default_weights()
         state = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
                  "leaves_pass": -1, "done": False, "W": [int(v) for v in W],
@@ -441,3 +443,89 @@ def history(run_dir):
     import pandas as pd
 
     return pd.read_csv(os.path.join(run_dir, "history.csv"))
+
+
+def passes(run_dir):
+    """The passes table (pass 0 the start) as a pandas DataFrame."""
+    import pandas as pd
+
+    return pd.read_csv(os.path.join(run_dir, "passes.csv"))
+
+
+class TuningReader:
+    """A tuning run read without writing (the dashboard, notebooks): its configuration, where
+    it stands, the passes and steps so far, and the parameters before and after."""
+
+    KIND = "tuning"
+    FILES = ("run.json", "state.json", "history.csv", "passes.csv", "params.txt")
+
+    def __init__(self, run_dir):
+        self.dir = str(run_dir)
+        if not self.is_run(self.dir):
+            raise FileNotFoundError(f"no tuning run in {self.dir!r} (run.json and state.json)")
+
+    def __repr__(self):
+        return f"TuningReader({self.dir!r})"
+
+    @staticmethod
+    def is_run(run_dir) -> bool:
+        """A tuning run, also one written before runs were marked (`testing.rundir`)."""
+        return all(os.path.isfile(os.path.join(run_dir, n)) for n in ("run.json", "state.json"))
+
+    def _json(self, name):
+        with open(os.path.join(self.dir, name), encoding="utf-8") as f:
+            return json.load(f)
+
+    def _csv(self, name):
+        import csv
+
+        try:
+            with open(os.path.join(self.dir, name), newline="", encoding="utf-8") as f:
+                return [r for r in csv.DictReader(f) if r]
+        except FileNotFoundError:
+            return []
+
+    def config(self) -> dict:
+        """run.json: the configuration (`RunConfig`'s fields)."""
+        return self._json("run.json")
+
+    def state(self) -> dict:
+        """state.json: pass, next parameter, weights (W, and W0 at the start), done."""
+        return self._json("state.json")
+
+    def passes(self) -> list[dict]:
+        """passes.csv's rows (`PASS_COLUMNS`, as text), pass 0 first."""
+        return self._csv("passes.csv")
+
+    def steps(self) -> int:
+        """Rows of history.csv: the parameters settled so far."""
+        return len(self._csv("history.csv"))
+
+    def finished(self) -> bool:
+        state = self.state()
+        return bool(state.get("done")) or \
+            state.get("pass", 0) >= self.config().get("max_passes", float("inf"))
+
+    def started(self) -> float:
+        return os.path.getmtime(os.path.join(self.dir, "run.json"))
+
+    def updated(self) -> float:
+        """When the run last wrote a file (0.0 if never)."""
+        times = [os.path.getmtime(p) for p in (os.path.join(self.dir, n) for n in self.FILES)
+                 if os.path.exists(p)]
+        return max(times, default=0.0)
+
+    def start_weights(self) -> np.ndarray:
+        state = self.state()
+        return np.asarray(state.get("W0", state.get("W", [])), dtype=np.float64)
+
+    def best_weights(self) -> np.ndarray:
+        """The weights of params.txt (the best so far), or the current ones before it exists."""
+        path = os.path.join(self.dir, "params.txt")
+        if os.path.exists(path):
+            return P.load(path).astype(np.float64)
+        return np.asarray(self.state()["W"], dtype=np.float64)
+
+    def resume_command(self) -> str:
+        return f"wasp-tune run -dir {self.dir} --resume"
+

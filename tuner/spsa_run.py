@@ -174,22 +174,7 @@ class SpsaSettings:
 
 def load_settings(rundir: str) -> SpsaSettings:
     """The settings of the run in `rundir`, read without writing (for notebooks)."""
-    import json
-    import sqlite3
-
-    from testing.store import DB_NAME
-
-    path = os.path.join(rundir, DB_NAME)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no SPSA run in {rundir!r} ({DB_NAME} missing)")
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = db.execute("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
-    finally:
-        db.close()
-    if row is None:
-        raise ValueError(f"{rundir!r} holds no SPSA run")
-    return SpsaSettings(**json.loads(row[0]))
+    return SpsaReader(rundir).settings()
 
 
 class SpsaRun:
@@ -204,7 +189,7 @@ class SpsaRun:
         self.schedule = settings.schedule()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self.store = RunStore(rundir)
+        self.store = RunStore(rundir, kind=SpsaReader.KIND)
         book = None
         o = cfg.openings
         if o is not None:
@@ -598,3 +583,89 @@ def run_sprt(run: SpsaRun, theta) -> int:
     print(f"SPRT of the tuned values against the start values: {rundir}", file=run.out,
           flush=True)
     return Runner(cfg, rundir, resume=resume, out=run.out, err=run.err).run()
+
+
+class SpsaReader:
+    """An SPSA run read without writing (the dashboard, notebooks): its settings, params.csv,
+    its stored games (`store()`) and the SPRT that may close it (`sprt_dir()`)."""
+
+    KIND = "spsa"
+
+    def __init__(self, rundir: str):
+        from testing.store import is_store
+
+        self.rundir = rundir
+        if not is_store(rundir):
+            raise FileNotFoundError(f"no SPSA run in {rundir!r} (no run store)")
+
+    def __repr__(self) -> str:
+        return f"SpsaReader({self.rundir!r})"
+
+    @staticmethod
+    def is_run(rundir: str) -> bool:
+        """An SPSA run, also one written before runs were marked (`testing.rundir`)."""
+        from testing.store import is_store
+
+        return is_store(rundir) and os.path.isfile(os.path.join(rundir, PARAMS_CSV))
+
+    def store(self):
+        """The run's games (a `testing.store.StoreReader`; close it)."""
+        from testing.store import StoreReader
+
+        return StoreReader(self.rundir)
+
+    def settings(self) -> SpsaSettings:
+        with self.store() as store:
+            saved = store.meta(META_KEY)
+        if saved is None:
+            raise ValueError(f"{self.rundir!r} holds no SPSA run")
+        return SpsaSettings(**saved)
+
+    def rows(self) -> list[dict]:
+        """params.csv's rows (as text): one per iteration, theta and its steps."""
+        try:
+            with open(os.path.join(self.rundir, PARAMS_CSV), newline="", encoding="utf-8") as f:
+                return [r for r in csv.DictReader(f) if r]
+        except FileNotFoundError:
+            return []
+
+    def table(self):
+        """params.csv as a pandas DataFrame (one row per iteration)."""
+        import pandas as pd
+
+        return pd.read_csv(os.path.join(self.rundir, PARAMS_CSV))
+
+    def sprt_dir(self) -> str | None:
+        """The directory of the closing SPRT (a match run) once it started, else None."""
+        from testing.store import is_store
+
+        path = os.path.join(self.rundir, SPRT_DIR)
+        return path if is_store(path) else None
+
+    def finished(self) -> bool:
+        """Every iteration played, and the closing SPRT (if asked for) decided."""
+        from testing.store import StoreReader
+
+        settings = self.settings()
+        if len(self.rows()) < settings.iterations:
+            return False
+        if not settings.then_sprt:
+            return True
+        sprt = self.sprt_dir()
+        if sprt is None:
+            return False
+        with StoreReader(sprt) as store:
+            return store.meta("sprt_decision") is not None
+
+    def updated(self) -> float:
+        """When the run last wrote (its store or params.csv), 0.0 if never."""
+        from testing.store import DB_NAME
+
+        names = (DB_NAME, DB_NAME + "-wal", PARAMS_CSV)
+        times = [os.path.getmtime(p) for p in (os.path.join(self.rundir, n) for n in names)
+                 if os.path.exists(p)]
+        return max(times, default=0.0)
+
+    def resume_command(self) -> str:
+        return f"wasp-tune spsa -resume {self.rundir}"
+

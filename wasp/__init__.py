@@ -15,7 +15,9 @@ __version__ = "0.1.0"
 
 __all__ = ["Position", "IllegalMoveError", "STARTING_FEN", "__version__", "cache_dir"]
 
-_PACKAGES = ("wasp", "tuner", "datasets")  # packages whose kernels share the cache
+# A package beside `wasp/` that holds this file builds kernels on the engine's: they share its
+# cache, so the cache key covers that package's files too (`_packages`).
+KERNELS_MARKER = "wasp-kernels.txt"
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 _KEEP_CACHES = 3  # keyed cache directories kept under the base, the current one included
 _CACHE_NAME = re.compile(r"numba-[0-9a-f]{16}")
@@ -29,10 +31,26 @@ _IMPORT = re.compile(r"^(?:import[ \t]+([^\n#;]+)|from[ \t]+(\.*[\w.]*)[ \t]+imp
                      r"(\([^)]*\)|[^\n#;]+))", re.M)
 
 
+def _packages(root: pathlib.Path = _ROOT) -> list:
+    """The top-level packages whose kernels share the cache: `wasp`, and the packages beside it
+    that hold `KERNELS_MARKER` (the tools). Found on disk, not by import: the engine imports
+    none of the tools, and every process, engine or tool, computes the same key."""
+    found = []
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.name != "wasp" and entry.is_dir() and \
+                        os.path.isfile(os.path.join(entry.path, KERNELS_MARKER)):
+                    found.append(entry.name)
+    except OSError:
+        pass
+    return ["wasp", *sorted(found)]
+
+
 def _modules(root: pathlib.Path) -> dict:
     """Module name -> source file (relative posix path) of every module of the packages."""
     modules = {}
-    for package in _PACKAGES:
+    for package in _packages(root):
         for path in (root / package).rglob("*.py"):
             rel = path.relative_to(root).as_posix()
             name = rel[:-3].replace("/", ".")

@@ -319,7 +319,9 @@ def _play(args):
     return play_main(args)
 
 
-def main(argv=None):
+def main(argv=None, gui=None):
+    """Run `wasp ARGS`; `gui(host, port, engine_settings, runs_dir)` serves `wasp gui` (the
+    `wasp` command passes the runs dashboard's, which serves the board too)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv in ([], ["uci"]):  # the engine: no time lost on the parser
         return _engine()
@@ -343,12 +345,18 @@ def main(argv=None):
     if args.command == "book":
         return _book(args)
     if args.command == "gui":
+        problem = _engine_file_problem(args.engine_settings)
+        if problem:
+            return fail("wasp gui", problem)
+        if gui is not None:
+            return gui(host=args.host, port=args.port, engine_settings=args.engine_settings,
+                       runs_dir=args.runs)
+        if args.runs is not None:  # the dashboard sits above the tools, outside this package
+            return fail("wasp gui", "--runs: the runs dashboard is served by the `wasp` "
+                        "command (or python -m dashboard gui --runs DIR)", EXIT_USAGE)
         from wasp.gui import serve
 
-        problem = _engine_file_problem(args.engine_settings)
-        return fail("wasp gui", problem) if problem else serve(
-            host=args.host, port=args.port, engine_settings=args.engine_settings,
-            runs_dir=args.runs)
+        return serve(host=args.host, port=args.port, engine_settings=args.engine_settings)
     if args.command == "play":
         return _play(args)
     if args.command == "warmup":

@@ -9,19 +9,27 @@ thread, no bar.
 """
 
 import contextlib
+import functools
 import os
 import shutil
 import sys
 import threading
 import time
 
-_PACKAGES = ("wasp", "tuner", "datasets")  # the modules whose kernels are counted
 TICK = 1.0  # seconds between refreshes of the bar while a kernel compiles
 IDLE = 3.0  # seconds without a compile after which the bar closes (reopens at the next)
 
 
 def _is_ours(module: str) -> bool:
-    return module.split(".", 1)[0] in _PACKAGES
+    """A module of the packages whose kernels are counted (those sharing the kernel cache)."""
+    return module.split(".", 1)[0] in _packages()
+
+
+@functools.cache
+def _packages() -> frozenset:
+    from wasp import _packages as packages
+
+    return frozenset(packages())
 
 
 def kernel_counts() -> tuple:

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from datasets.selfplay import wasp_engine
 from tests.conftest import DATA, ROOT
+from tuner.data.selfplay import wasp_engine
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")

@@ -12,17 +12,18 @@ import pytest
 import wasp
 from tests.conftest import ROOT
 
-PACKAGES = ("wasp", "tuner", "datasets")
+PACKAGES = ("wasp", "tuner")  # the packages whose kernels share the cache
 
 
 def _not_source(folder, names):
-    return [n for n in names if n == "__pycache__"
-            or (os.path.isfile(os.path.join(folder, n)) and not n.endswith(".py"))]
+    return [n for n in names if n == "__pycache__" or (os.path.isfile(os.path.join(folder, n))
+                                                      and not n.endswith(".py")
+                                                      and n != wasp.KERNELS_MARKER)]
 
 
 @pytest.fixture
 def tree(tmp_path):
-    """A copy of the packages' Python sources."""
+    """A copy of the packages' Python sources (and the tools' kernel markers)."""
     for package in PACKAGES:
         shutil.copytree(ROOT / package, tmp_path / package, ignore=_not_source)
     return tmp_path
@@ -40,11 +41,22 @@ def test_an_edit_to_a_front_end_file_keeps_the_key(tree, name):
     assert wasp._source_key(tree) == before
 
 
-@pytest.mark.parametrize("name", ["wasp/search.py", "wasp/types.py", "datasets/builder.py"])
+@pytest.mark.parametrize("name", ["wasp/search.py", "wasp/types.py", "tuner/data/builder.py"])
 def test_an_edit_to_a_kernel_file_or_what_it_imports_changes_the_key(tree, name):
     before = wasp._source_key(tree)
     _append_comment(tree, name)
     assert wasp._source_key(tree) != before
+
+
+def test_the_packages_are_wasp_and_those_beside_it_with_the_marker(tree):
+    assert wasp._packages() == ["wasp", "tuner"]  # not testing, dashboard, tests: no kernels
+    (tree / "other").mkdir()
+    (tree / "other" / "kern.py").write_text("from numba import njit\n")
+    before = wasp._source_key(tree)
+    assert wasp._packages(tree) == ["wasp", "tuner"]  # unmarked: not ours
+    (tree / "other" / wasp.KERNELS_MARKER).write_text("marked\n")
+    assert wasp._packages(tree) == ["wasp", "other", "tuner"]
+    assert "other/kern.py" in wasp._kernel_files(tree) and wasp._source_key(tree) != before
 
 
 def test_a_module_imported_only_inside_a_function_does_not_count(tree):
@@ -71,7 +83,7 @@ def test_every_file_with_a_kernel_is_in_the_key_and_the_protocols_are_not():
         for path in (ROOT / package).rglob("*.py"):
             if re.search(r"^\s*@(numba\.)?njit\b", path.read_text(), re.M):
                 assert path.relative_to(ROOT).as_posix() in files
-    assert "datasets/builder.py" in files and "wasp/types.py" in files
+    assert "tuner/data/builder.py" in files and "wasp/types.py" in files
     assert not files & {"wasp/uci.py", "wasp/xboard.py", "wasp/cli.py", "tuner/cli.py",
                         "wasp/__init__.py"}
 

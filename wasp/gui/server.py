@@ -10,13 +10,8 @@
     POST /api/games/ID/close        forget the game
     GET  /api/games/ID/pgn          the game as a PGN download
 
-With `--runs DIR` (the dashboard, `wasp.gui.runs`), read-only views of the runs under DIR:
-
-    GET  /runs                      the dashboard page (runs.html); /static/runs.js, runs.css
-    GET  /api/runs                  the runs, newest first, with kind, state and progress
-    GET  /api/run?id=RUN            one run's page data (RUN: its path under DIR)
-    GET  /api/run/games?id=RUN&engine=&result=&termination=&offset=&limit=
-    GET  /api/run/game?id=RUN&game=N    one game, move by move, for the board
+The runs dashboard (`wasp gui --runs DIR`, the top-level `dashboard` package) extends this
+server (`Handler`, `BoardServer`) with its own pages and endpoints.
 
 A player is {"type": "human"} or {"type": "engine", "movetime": ms} or {"type": "engine",
 "depth": d}. Errors are JSON {"error": "..."} with a 4xx status. Only the files listed in
@@ -26,7 +21,6 @@ STATIC_FILES are served, looked up by exact path: nothing else on disk is reacha
 import http.server
 import ipaddress
 import json
-import os
 import secrets
 import socket
 import sys
@@ -42,9 +36,6 @@ STATIC_FILES = {  # URL path -> (file in wasp/gui/static, content type)
     "/index.html": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/style.css": ("style.css", "text/css; charset=utf-8"),
-    "/runs": ("runs.html", "text/html; charset=utf-8"),
-    "/static/runs.js": ("runs.js", "text/javascript; charset=utf-8"),
-    "/static/runs.css": ("runs.css", "text/css; charset=utf-8"),
 }
 MAX_BODY = 64 * 1024
 MAX_GAMES = 16
@@ -52,10 +43,11 @@ MAX_WAIT = 30.0  # seconds a long poll may hold a request
 IDLE_SECONDS = 3600  # a game nobody asked about for this long is forgotten
 
 
-def _load_static() -> dict[str, tuple[bytes, str]]:
-    folder = resources.files("wasp.gui") / "static"
+def load_static(package: str = "wasp.gui", files=None) -> dict[str, tuple[bytes, str]]:
+    """URL path -> (bytes, content type) of `files` (STATIC_FILES) in `package`'s static/."""
+    folder = resources.files(package) / "static"
     return {url: ((folder / name).read_bytes(), ctype)
-            for url, (name, ctype) in STATIC_FILES.items()}
+            for url, (name, ctype) in (STATIC_FILES if files is None else files).items()}
 
 
 class Games:
@@ -230,8 +222,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # -- the API -----------------------------------------------------------------------
     def _api(self, method: str, path: str, query: dict) -> None:
         if path == "/api/runs" or path.startswith("/api/run/") or path == "/api/run":
-            self._runs(method, path, query)
-            return
+            raise RequestError("no runs directory: start the server with "
+                               "'wasp gui --runs DIR'", 404)
         games = self.server.games
         parts = path.split("/")[2:]  # after "/api/"
         if parts == ["games"]:
@@ -265,38 +257,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method != "POST":
             raise RequestError(f"use POST on {path}", 405)
         posts[action](game, self._body())
-
-    def _runs(self, method: str, path: str, query: dict) -> None:
-        """The dashboard's read-only views (wasp.gui.runs)."""
-        from wasp.gui.runs import RunError
-
-        runs = self.server.runs
-        if runs is None:
-            raise RequestError("no runs directory: start the server with "
-                               "'wasp gui --runs DIR'", 404)
-        if method not in ("GET", "HEAD"):
-            raise RequestError(f"{method} is not allowed on {path}", 405)
-
-        def arg(name):
-            values = query.get(name)
-            if not values or not values[0]:
-                raise RequestError(f"{path} needs ?{name}=...")
-            return values[0]
-
-        try:
-            if path == "/api/runs":
-                data = runs.list()
-            elif path == "/api/run":
-                data = runs.detail(arg("id"))
-            elif path == "/api/run/games":
-                data = runs.games(arg("id"), query)
-            elif path == "/api/run/game":
-                data = runs.game(arg("id"), arg("game"))
-            else:
-                raise RequestError(f"no API endpoint {path!r}", 404)
-        except RunError as e:
-            raise RequestError(str(e), e.status) from None
-        self._json(200, data)
 
     def _poll(self, game: Game, query: dict) -> None:
         try:
@@ -339,21 +299,22 @@ class BoardServer(http.server.ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    handler = Handler  # a subclass serves more (the runs dashboard)
+    reach = "board"  # what other machines can reach when it listens beyond loopback
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
-                 engine_settings=(), runs_dir: str | None = None):
+                 engine_settings=()):
         if ":" in host.strip("[]"):
             self.address_family = socket.AF_INET6
-        super().__init__((host.strip("[]"), port), Handler)
+        super().__init__((host.strip("[]"), port), self.handler)
         self.host = host
         self.verbose = verbose
-        self.static = _load_static()
+        self.static = load_static()
         self.games = Games(engine_settings)
-        self.runs = None
-        if runs_dir is not None:
-            from wasp.gui.runs import Runs
 
-            self.runs = Runs(runs_dir)  # RunError when it is not a directory
+    def notes(self) -> list[str]:
+        """Lines printed after the board's address when the server starts."""
+        return []
 
     @property
     def url(self) -> str:
@@ -368,13 +329,10 @@ class BoardServer(http.server.ThreadingHTTPServer):
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
-          engine_settings=(), runs_dir: str | None = None) -> int:
-    """Serve the board (and with `runs_dir` the dashboard of the runs under it) until Ctrl-C;
-    returns the exit code. `engine_settings`: (UCI option name, value) pairs every game's
-    engine gets (a book, EvalFile, SearchFile, Hash, ...)."""
-    if runs_dir is not None and not os.path.isdir(runs_dir):
-        print(f"wasp gui: error: --runs {runs_dir!r} is not a directory", file=sys.stderr)
-        return 1
+          engine_settings=(), make_server=BoardServer) -> int:
+    """Serve the board until Ctrl-C; returns the exit code. `engine_settings`: (UCI option
+    name, value) pairs every game's engine gets (a book, EvalFile, SearchFile, Hash, ...);
+    `make_server(host, port, verbose, engine_settings)`: the server (a `BoardServer`)."""
     from wasp.engine import Engine
     from wasp.warmup import warmup
 
@@ -387,16 +345,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
         print(f"wasp gui: error: {e}", file=sys.stderr)
         return 1
     try:
-        server = BoardServer(host, port, verbose, engine_settings, runs_dir)
+        server = make_server(host, port, verbose, engine_settings)
     except OSError as e:
         print(f"wasp gui: cannot listen on {host}:{port}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"Wasp-Py board at {server.url}  (Ctrl-C to stop)", flush=True)
-    if runs_dir is not None:
-        print(f"runs under {os.path.abspath(runs_dir)} at {server.url}runs", flush=True)
+    for line in server.notes():
+        print(line, flush=True)
     if not _loopback(host):
-        print(f"warning: listening on {host}: other machines can reach this "
-              f"{'board and the runs' if runs_dir is not None else 'board'}", file=sys.stderr)
+        print(f"warning: listening on {host}: other machines can reach this {server.reach}",
+              file=sys.stderr)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,40 +1,32 @@
 """The dashboard's reading side: the runs under a directory and what each page shows.
 
-`wasp-match`, `wasp-tune spsa` and `wasp-tune tune` each write a run directory; this module
-finds them under the dashboard's root, tells their kind and state, and turns their files into
-JSON for the pages. It never writes: SQLite stores are opened read-only (`mode=ro`, so a WAL
-reader never blocks the runner), and a run's state comes from its lock (`testing.runlock`).
-Games are immutable once stored, so each run's parsed games are cached and only new rows are
-read on the next request.
+`wasp-match`, `wasp-tune spsa` and `wasp-tune run` each write a run directory and mark its kind
+(`testing.rundir`); this module finds them under the dashboard's root and reads each through
+the reader its tool ships (`readers`), turning what they say into JSON for the pages. It never
+writes, and a run's state comes from its lock (`testing.runlock`). Games are immutable once
+stored, so each run's games are cached and only new rows are read on the next request.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
-import re
 import sqlite3
 import threading
 import time
-from urllib.parse import quote
 
-from testing.runlock import is_running
+from testing.rundir import marked_kind
+from testing.runlock import LOCK_NAME, is_running
 
-DB_NAME = "games.sqlite"
-SPSA_META = "spsa"  # tuner.spsa_run.META_KEY: the key of an SPSA run's settings
 MAX_DEPTH = 4  # run directories are looked for this many levels under the root
 RECENT_SECONDS = 120  # a run without a lock (older versions) written this recently is running
 PATH_POINTS = 400  # at most this many points in a plotted path
 GAMES_PAGE = 200  # at most this many rows of the games table a request
-GAME_COLUMNS = ("id", "pair_id", "game_in_pair", "round", "engine1", "engine2", "white",
-                "black", "result", "termination", "reason", "plies", "time_loss",
-                "start_time", "end_time", "opening_fen", "pgn")
-FAILURES = {"timeout": "time_losses", "crash": "crashes", "illegal-move": "illegal_moves",
-            "stall": "stalls"}
-_COMMENT = re.compile(r"\{\s*([^}]*)\}")
-_SCORE = re.compile(r"^([+-]?(?:M\d+|\d+(?:\.\d+)?))/(\d+)\s+([\d.]+)s")
+ROW_COLUMNS = ("pair_id", "game_in_pair", "round", "engine1", "engine2", "white", "black",
+               "result", "termination", "reason", "plies", "time_loss", "start_time",
+               "end_time", "opening_fen", "move_stats")  # the store's columns a row keeps
+READ_ERRORS = (OSError, ValueError, KeyError, TypeError, sqlite3.Error)
 
 
 class RunError(Exception):
@@ -48,61 +40,40 @@ class RunError(Exception):
 # -- finding runs --------------------------------------------------------------------------
 
 
+def readers() -> dict:
+    """Kind -> the reader its tool ships, in the order that tells unmarked (older) runs apart."""
+    from testing.store import StoreReader
+    from tuner.run import TuningReader
+    from tuner.spsa_run import SpsaReader
+
+    return {r.KIND: r for r in (TuningReader, SpsaReader, StoreReader)}
+
+
 def _kind(path: str) -> str | None:
-    """'match', 'spsa' or 'tuning' for a run directory, None for anything else."""
-    if os.path.isfile(os.path.join(path, "run.json")) and \
-            os.path.isfile(os.path.join(path, "state.json")):
-        return "tuning"
-    if os.path.isfile(os.path.join(path, DB_NAME)):
-        if os.path.isfile(os.path.join(path, "params.csv")):
-            return "spsa"
-        return "match"
-    return None
+    """The kind its writer marked the run directory with (or, for a run written before the
+    mark, the kind whose reader recognises it); None for anything else."""
+    kinds = readers()
+    kind = marked_kind(path)
+    if kind is not None:
+        return kind if kind in kinds else None
+    return next((k for k, reader in kinds.items() if reader.is_run(path)), None)
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    """A read-only connection. A WAL reader needs the store's -shm file, which SQLite makes
-    if it is missing; in a directory this user cannot write, the store is read as it stands
-    on disk (`immutable`: games still in another process's WAL are not seen)."""
-    db = os.path.join(path, DB_NAME)
-    uri = f"file:{quote(os.path.abspath(db))}?mode=ro"
+def _reader(path: str, kind: str):
+    """The reader of the run in `path`; RunError when it cannot be read."""
     try:
-        try:
-            con = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
-            con.execute("SELECT 1 FROM meta LIMIT 1")
-        except sqlite3.OperationalError:
-            if os.access(path, os.W_OK) or not os.access(db, os.R_OK):
-                raise
-            con = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=5.0,
-                                  check_same_thread=False)
-            con.execute("SELECT 1 FROM meta LIMIT 1")
-    except sqlite3.Error as e:
-        raise RunError(f"cannot read {db}: {e}", 500) from None
-    return con
+        return readers()[kind](path)
+    except READ_ERRORS as e:
+        raise RunError(f"cannot read {path}: {e}", 500) from None
 
 
-def _meta(con: sqlite3.Connection, key: str):
-    row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    return json.loads(row[0]) if row else None
-
-
-def _mtime(path: str, names) -> float:
-    times = [os.path.getmtime(os.path.join(path, n)) for n in names
-             if os.path.exists(os.path.join(path, n))]
-    return max(times) if times else 0.0
-
-
-_WRITTEN = (DB_NAME, DB_NAME + "-wal", "params.csv", "state.json", "history.csv",
-            "passes.csv", "summary.json")
-
-
-def _state(path: str, complete: bool) -> str:
+def _state(path: str, complete: bool, updated: float) -> str:
     if is_running(path):
         return "running"
     if complete:
         return "finished"
-    if time.time() - _mtime(path, _WRITTEN) < RECENT_SECONDS and \
-            not os.path.exists(os.path.join(path, "running.lock")):
+    if time.time() - updated < RECENT_SECONDS and \
+            not os.path.exists(os.path.join(path, LOCK_NAME)):
         return "running"  # a run by a version without the lock, written moments ago
     return "stopped"
 
@@ -113,17 +84,6 @@ def _limits(engine: dict) -> str:
         if engine.get(key):
             return fmt.format(engine[key])
     return "?"
-
-
-def _total_games(cfg: dict) -> int:
-    from testing.schedule import make_schedule
-
-    try:
-        sched = make_schedule(len(cfg["engines"]), cfg["tournament"], cfg["rounds"],
-                              cfg["games"], cfg["repeat"])
-    except (KeyError, ValueError, TypeError):
-        return 0
-    return sum(len(p.games) for p in sched)
 
 
 class Runs:
@@ -189,55 +149,15 @@ class Runs:
 
     def summary(self, path: str) -> dict:
         kind = _kind(path)
-        base = {"id": self._id(path), "kind": kind, "name": os.path.basename(path),
-                "updated": _mtime(path, _WRITTEN)}
-        if kind == "tuning":
-            cfg = _json(os.path.join(path, "run.json"))
-            state = _json(os.path.join(path, "state.json"))
-            passes = _csv_rows(os.path.join(path, "passes.csv"))
-            base.update(
-                started=os.path.getmtime(os.path.join(path, "run.json")),
-                state=_state(path, bool(state.get("done")) or
-                             state.get("pass", 0) >= cfg.get("max_passes", math.inf)),
-                engines=[], limits=cfg.get("method", "?"),
-                progress=f"pass {state.get('pass', 0)} of at most {cfg.get('max_passes', '?')}",
-                games=None, resume=f"wasp-tune run -dir {path} --resume")
-            if passes:
-                base["detail"] = f"validation E {float(passes[-1]['e_valid']):.6f}"
-            return base
-        con = _connect(path)
+        reader = _reader(path, kind)
+        base = {"id": self._id(path), "kind": kind, "name": os.path.basename(path)}
         try:
-            cfg = _meta(con, "config") or {}
-            games = con.execute("SELECT COUNT(*), MIN(start_time) FROM games").fetchone()
-            spsa = _meta(con, SPSA_META) if kind == "spsa" else None
-            decision = _meta(con, "sprt_decision")
+            base.update(_SUMMARIES[kind](path, reader))
+        except READ_ERRORS as e:
+            raise RunError(f"cannot read {path}: {e}", 500) from None
         finally:
-            con.close()
-        engines = [e.get("name", "?") for e in cfg.get("engines", [])]
-        limits = _limits(cfg["engines"][0]) if cfg.get("engines") else "?"
-        started = games[1] or os.path.getmtime(os.path.join(path, DB_NAME))
-        base.update(engines=engines, limits=limits, games=games[0], started=started)
-        if kind == "spsa":
-            done = len(_csv_rows(os.path.join(path, "params.csv")))
-            n = spsa.get("iterations", 0) if spsa else 0
-            sprt_dir = os.path.join(path, "sprt")
-            sprt_done = True
-            if spsa and spsa.get("then_sprt"):
-                sprt_done = False
-                if os.path.isfile(os.path.join(sprt_dir, DB_NAME)):
-                    con = _connect(sprt_dir)
-                    try:
-                        sprt_done = _meta(con, "sprt_decision") is not None
-                    finally:
-                        con.close()
-            base.update(state=_state(path, done >= n and sprt_done),
-                        progress=f"iteration {done} of {n}",
-                        resume=f"wasp-tune spsa -resume {path}")
-            return base
-        total = _total_games(cfg)
-        base.update(state=_state(path, games[0] >= total or decision is not None),
-                    progress=f"{games[0]} of {total} games", total=total,
-                    resume=f"wasp-match -resume {path}")
+            if hasattr(reader, "close"):
+                reader.close()
         return base
 
     # -- pages -----------------------------------------------------------------------------
@@ -248,13 +168,14 @@ class Runs:
         if kind == "match":
             out.update(self._match(path))
         elif kind == "spsa":
-            out.update(_spsa(path))
-            sprt = os.path.join(path, "sprt")
-            if os.path.isfile(os.path.join(sprt, DB_NAME)):
+            reader = _reader(path, kind)
+            out.update(_guard(path, _spsa, reader))
+            sprt = reader.sprt_dir()
+            if sprt is not None:
                 out["sprt"] = self._match(sprt)
                 out["sprt"]["id"] = self._id(sprt)
         else:
-            out.update(_tuning(path))
+            out.update(_guard(path, _tuning, _reader(path, kind)))
         out["steal"] = self.steal()
         return out
 
@@ -268,33 +189,30 @@ class Runs:
     def _match(self, path: str) -> dict:
         return self._match_cache(path).view()
 
+    def _games_of(self, run_id: str) -> str:
+        """The match store a run's games table shows: its own, or an SPSA run's SPRT."""
+        path = self.resolve(run_id)
+        if _kind(path) == "spsa":
+            path = _reader(path, "spsa").sprt_dir()
+            if path is None:
+                raise RunError(f"{run_id!r} has no games table")
+        return path
+
     def games(self, run_id: str, query: dict) -> dict:
         """A page of the games table, newest first, filtered by engine, result, termination."""
-        path = self.resolve(run_id)
-        if run_id.endswith("/sprt") or _kind(path) == "spsa":
-            sprt = os.path.join(path, "sprt") if _kind(path) == "spsa" else path
-            if not os.path.isfile(os.path.join(sprt, DB_NAME)):
-                raise RunError(f"{run_id!r} has no games table")
-            path = sprt
-        return self._match_cache(path).table(query)
+        return self._match_cache(self._games_of(run_id)).table(query)
 
     def game(self, run_id: str, game_id: str) -> dict:
-        path = self.resolve(run_id)
-        if _kind(path) == "spsa" and os.path.isfile(os.path.join(path, "sprt", DB_NAME)):
-            path = os.path.join(path, "sprt")
+        path = self._games_of(run_id)
         try:
             gid = int(game_id)
         except ValueError:
             raise RunError(f"bad game number {game_id!r}", 400) from None
-        con = _connect(path)
-        try:
-            row = con.execute(f"SELECT {', '.join(GAME_COLUMNS)} FROM games WHERE id=?",
-                              (gid,)).fetchone()
-        finally:
-            con.close()
+        with _reader(path, "match") as store:
+            row = _guard(path, store.game_by_id, gid, (*ROW_COLUMNS, "pgn"))
         if row is None:
             raise RunError(f"no game {gid} in {run_id!r}")
-        return _replay(dict(zip(GAME_COLUMNS, row, strict=True)))
+        return _replay(row)
 
     def steal(self) -> float | None:
         """CPU share (%) the hypervisor took from this host since the previous request."""
@@ -310,80 +228,92 @@ class Runs:
         return round(100.0 * (now[0] - prev[0]) / (now[1] - prev[1]), 2)
 
 
+def _guard(path: str, read, *args):
+    """read(*args), a run's file that cannot be read being a RunError."""
+    try:
+        return read(*args)
+    except READ_ERRORS as e:
+        raise RunError(f"cannot read {path}: {e}", 500) from None
+
+
+def _match_summary(path: str, store) -> dict:
+    cfg = store.meta("config") or {}
+    games, total = store.span()[0], store.planned_games()
+    updated = store.updated()
+    return {"engines": [e.get("name", "?") for e in cfg.get("engines", [])],
+            "limits": _limits(cfg["engines"][0]) if cfg.get("engines") else "?",
+            "games": games, "total": total, "started": store.started(), "updated": updated,
+            "state": _state(path, store.finished(), updated),
+            "progress": f"{games} of {total} games", "resume": store.resume_command()}
+
+
+def _spsa_summary(path: str, spsa) -> dict:
+    with spsa.store() as store:
+        out = _match_summary(path, store)
+    settings = spsa.settings()
+    del out["total"]
+    updated = spsa.updated()
+    out.update(updated=updated, state=_state(path, spsa.finished(), updated),
+               progress=f"iteration {len(spsa.rows())} of {settings.iterations}",
+               resume=spsa.resume_command())
+    return out
+
+
+def _tuning_summary(path: str, tuning) -> dict:
+    cfg, state, passes = tuning.config(), tuning.state(), tuning.passes()
+    updated = tuning.updated()
+    out = {"started": tuning.started(), "updated": updated,
+           "state": _state(path, tuning.finished(), updated), "engines": [],
+           "limits": cfg.get("method", "?"), "games": None,
+           "progress": f"pass {state.get('pass', 0)} of at most {cfg.get('max_passes', '?')}",
+           "resume": tuning.resume_command()}
+    if passes:
+        out["detail"] = f"validation E {float(passes[-1]['e_valid']):.6f}"
+    return out
+
+
+_SUMMARIES = {"match": _match_summary, "spsa": _spsa_summary, "tuning": _tuning_summary}
+
+
 # -- matches ------------------------------------------------------------------------------
-
-
-def _moves_stats(pgn: str, white_first: bool):
-    """(white's, black's) per-move (depth, seconds) from the runner's ``{score/depth time}``
-    comments; book moves ("book") are skipped."""
-    stats = ([], [])
-    white = white_first
-    for text in _COMMENT.findall(pgn.split("\n\n", 1)[-1]):
-        m = _SCORE.match(text.strip())
-        if m or text.strip().startswith("book"):
-            if m:
-                stats[0 if white else 1].append((int(m.group(2)), float(m.group(3))))
-            white = not white
-    return stats
-
-
-def _white_first(pgn: str) -> bool:
-    m = re.search(r'\[FEN "[^"]*? ([wb]) ', pgn)
-    return m is None or m.group(1) == "w"
 
 
 class _MatchCache:
     """A match run's games, read incrementally (games never change once stored)."""
 
     def __init__(self, path: str):
+        from testing.enginestats import EngineTally
+
         self.path = path
         self.lock = threading.Lock()
         self.rows: list[dict] = []
         self.last_id = 0
         self.cfg: dict = {}
-        self.per_engine: dict[str, dict] = {}
-        self.tally = None  # testing.enginestats.EngineTally, for stores with move_stats
+        self.total = 0
+        self.decision = None
+        self.session: dict = {}
+        self.tally = EngineTally()  # each engine's games, failures and per-move figures
         self._view = None
         self._view_key = None
 
     def _update(self) -> None:
-        con = _connect(self.path)
-        try:
-            if not self.cfg:
-                self.cfg = _meta(con, "config") or {}
-            self.decision = _meta(con, "sprt_decision")
-            have = {r[1] for r in con.execute("PRAGMA table_info(games)")}
-            stats = "move_stats" if "move_stats" in have else "''"
-            cols = [c for c in GAME_COLUMNS if c != "pgn"]
-            new = con.execute(f"SELECT {', '.join(cols)}, pgn, {stats} FROM games "
-                              "WHERE id > ? ORDER BY id", (self.last_id,)).fetchall()
-        finally:
-            con.close()
-        for values in new:
-            row = dict(zip([*cols, "pgn", "move_stats"], values, strict=True))
-            pgn, moves = row.pop("pgn"), row.pop("move_stats")
-            self._count(row, pgn)
-            if moves:  # the runner's own per-move figures (nodes, seldepth, clock left)
-                from testing.enginestats import EngineTally
+        from testing.store import StoreReader
 
-                if self.tally is None:
-                    self.tally = EngineTally()
-                self.tally.add({**row, "move_stats": moves})
+        try:
+            with StoreReader(self.path) as store:
+                if not self.cfg:
+                    self.cfg = store.meta("config") or {}
+                    self.total = store.planned_games()
+                self.decision = store.meta("sprt_decision")
+                self.session = store.last_session()
+                new = store.games_after(self.last_id, ROW_COLUMNS)
+        except READ_ERRORS as e:
+            raise RunError(f"cannot read {self.path}: {e}", 500) from None
+        for row in new:
+            self.tally.add(row)
+            row.pop("move_stats")
             self.rows.append(row)
             self.last_id = row["id"]
-
-    def _count(self, row: dict, pgn: str) -> None:
-        w_stats, b_stats = _moves_stats(pgn, _white_first(pgn))
-        loser = {"1-0": row["black"], "0-1": row["white"]}.get(row["result"])
-        for name, moves in ((row["white"], w_stats), (row["black"], b_stats)):
-            e = self.per_engine.setdefault(name, {
-                "games": 0, "depths": [], "times": [], "time_losses": 0, "crashes": 0,
-                "illegal_moves": 0, "stalls": 0})
-            e["games"] += 1
-            e["depths"].extend(d for d, _ in moves)
-            e["times"].extend(t for _, t in moves)
-        if loser is not None and row["termination"] in FAILURES:
-            self.per_engine[loser][FAILURES[row["termination"]]] += 1
 
     def view(self) -> dict:
         with self.lock:
@@ -416,11 +346,12 @@ class _MatchCache:
         out_enc = [_encounter(enc, sprt_cfg, paths.get(key, []), self.rows)
                    for key, enc in encounters.items()]
         engines = []  # each engine's results and statistics
-        for name in names or sorted(self.per_engine):
-            e = self.per_engine.get(name)
-            wins = sum(1 for r in self.rows if _won(r, name))
-            losses = sum(1 for r in self.rows if _won(r, name, lost=True))
-            games = e["games"] if e else 0
+        recorded = {r["engine"]: r for r in self.tally.rows()}
+        for name in names or sorted(recorded):
+            r = recorded.get(name)
+            wins = sum(1 for g in self.rows if _won(g, name))
+            losses = sum(1 for g in self.rows if _won(g, name, lost=True))
+            games = r["games"] if r else 0
             row = {"name": name, "games": games, "wins": wins, "losses": losses,
                    "draws": games - wins - losses}
             if games:
@@ -432,24 +363,18 @@ class _MatchCache:
                 except (ValueError, ZeroDivisionError):
                     elo = err = math.nan
                 row["elo"], row["elo_err"] = _num(elo), _num(err)
-            if e:
-                d, t = e["depths"], sorted(e["times"])
-                row.update(mean_depth=_num(sum(d) / len(d)) if d else None,
-                           time_median=_pct(t, 0.5), time_p95=_pct(t, 0.95),
-                           moves=len(t), time_losses=e["time_losses"], crashes=e["crashes"],
-                           illegal_moves=e["illegal_moves"], stalls=e["stalls"])
-            engines.append(row)
-        recorded = {r["engine"]: r for r in self.tally.rows()} if self.tally else {}
-        for row in engines:
-            r = recorded.get(row["name"])
             if r:
                 row.update(mean_depth=_num(r["depth"]), seldepth=_num(r["seldepth"]),
                            nps=_num(r["nps"]), time_median=_num(r["time_median"]),
-                           time_p95=_num(r["time_p95"]), clock_left=_num(r["left"]))
+                           time_p95=_num(r["time_p95"]), clock_left=_num(r["left"]),
+                           moves=r["moves"], time_losses=r["time_losses"],
+                           crashes=r["crashes"], illegal_moves=r["illegal_moves"],
+                           stalls=r["stalls"])
+            engines.append(row)
         terminations: dict[str, int] = {}
         for r in self.rows:
             terminations[r["termination"]] = terminations.get(r["termination"], 0) + 1
-        summary = _json(os.path.join(self.path, "summary.json"), {})
+        summary = self.session
         return {
             "config": {"tournament": cfg.get("tournament"), "rounds": cfg.get("rounds"),
                        "games": cfg.get("games"), "repeat": repeat,
@@ -460,7 +385,7 @@ class _MatchCache:
                            [e.get("cmd") or "", *(e.get("args") or [])]).strip(),
                                     "options": e.get("options") or {}, "limits": _limits(e)}
                                    for e in cfg.get("engines", [])]},
-            "games_stored": len(self.rows), "total": _total_games(cfg),
+            "games_stored": len(self.rows), "total": self.total,
             "encounters": out_enc, "ratings": engines, "terminations": terminations,
             "decision": self.decision,
             "last_session": {k: summary.get(k) for k in (
@@ -527,12 +452,6 @@ def _num(x):
     return None if x is None or not math.isfinite(x) else round(float(x), 3)
 
 
-def _pct(xs: list, q: float):
-    if not xs:
-        return None
-    return round(xs[min(len(xs) - 1, int(q * len(xs)))], 4)
-
-
 def _encounter(enc, sprt_cfg, pair_ends: list[int], rows: list[dict]) -> dict:
     """W/D/L, Elo, nElo, LOS, pentanomial and (SPRT runs) the LLR path of one encounter."""
     from testing import sprt
@@ -581,6 +500,8 @@ def _replay(row: dict) -> dict:
 
     import chess.pgn
 
+    from testing.pgn import read_move_comment
+
     game = chess.pgn.read_game(io.StringIO(row["pgn"]))
     if game is None:
         raise RunError(f"game {row['id']}: unreadable PGN", 500)
@@ -593,17 +514,13 @@ def _replay(row: dict) -> dict:
         board.push(node.move)
         item = {"san": san, "uci": node.move.uci(), "fen": board.fen(),
                 "white": mover_white, "comment": node.comment}
-        m = _SCORE.match(node.comment.strip())
-        if m:
-            text = m.group(1)
-            if "M" in text:
-                mate = int(text.replace("+", "").replace("M", ""))
-                cp = 100.0 * (30 if mate > 0 else -30)
-            else:
-                cp = float(text) * 100.0
-            item.update(score=cp if mover_white else -cp, depth=int(m.group(2)),
-                        seconds=float(m.group(3)))
-        elif node.comment.startswith("book"):
+        said = read_move_comment(node.comment)
+        if "depth" in said:
+            cp = 100.0 * (30 if said["mate"] > 0 else -30) if "mate" in said \
+                else float(said["score"])
+            item.update(score=cp if mover_white else -cp, depth=said["depth"],
+                        seconds=said["seconds"])
+        elif said.get("book"):
             item["book"] = True
         moves.append(item)
     keep = ("id", "white", "black", "result", "termination", "reason", "plies", "round")
@@ -614,23 +531,17 @@ def _replay(row: dict) -> dict:
 # -- SPSA and tuning runs --------------------------------------------------------------------
 
 
-def _spsa(path: str) -> dict:
-    con = _connect(path)
-    try:
-        settings = _meta(con, SPSA_META) or {}
-        times = con.execute("SELECT MIN(start_time), MAX(end_time), COUNT(*) FROM games")\
-            .fetchone()
-        recent = con.execute("SELECT end_time FROM games ORDER BY end_time DESC LIMIT 41")\
-            .fetchall()
-    finally:
-        con.close()
-    from tuner.spsa import Schedule, parse_params
+def _spsa(spsa) -> dict:
+    from tuner.spsa import Schedule
 
-    params = parse_params(settings.get("params_text", ""), settings.get("params_source", "?"))
-    n = settings.get("iterations", 1)
-    schedule = Schedule(n, settings.get("alpha", 0.602), settings.get("gamma", 0.101),
-                        settings.get("a_ratio", 0.1))
-    rows = _csv_rows(os.path.join(path, "params.csv"))
+    settings = spsa.settings()
+    with spsa.store() as store:
+        count, first, last = store.span()
+        recent = store.recent_ends(41)
+    params = settings.params()
+    n = settings.iterations
+    schedule = Schedule(n, settings.alpha, settings.gamma, settings.a_ratio)
+    rows = spsa.rows()
     step = max(1, len(rows) // PATH_POINTS)
     sampled = rows[step - 1::step] if rows else []
     if rows and sampled[-1] is not rows[-1]:
@@ -647,40 +558,31 @@ def _spsa(path: str) -> dict:
             "path": path_points,
             "c_k": [[k, _num(schedule.c_k(p, k))] for k in ks],
             "a_k": [[k, _num(schedule.a_k(p, k))] for k in ks]})
-    wall = (times[1] - times[0]) if times[2] else 0.0
+    wall = (last - first) if count else 0.0
     rate_recent = None
-    if len(recent) > 1 and recent[0][0] > recent[-1][0]:
-        rate_recent = (len(recent) - 1) / (recent[0][0] - recent[-1][0])
+    if len(recent) > 1 and recent[0] > recent[-1]:
+        rate_recent = (len(recent) - 1) / (recent[0] - recent[-1])
     score = [[int(r["iteration"]), _num(float(r["score"]))] for r in sampled]
-    return {"iterations": n, "done": len(rows), "pairs": settings.get("pairs"),
+    return {"iterations": n, "done": len(rows), "pairs": settings.pairs,
             "schedule": {"alpha": schedule.alpha, "gamma": schedule.gamma, "A": schedule.A},
             "params": out_params, "score": score,
-            "games_per_s": _num(times[2] / wall) if wall > 0 else None,
+            "games_per_s": _num(count / wall) if wall > 0 else None,
             "games_per_s_recent": _num(rate_recent) if rate_recent else None,
-            "then_sprt": settings.get("then_sprt"),
-            "version": f"{len(rows)}:{times[2]}"}
+            "then_sprt": settings.then_sprt,
+            "version": f"{len(rows)}:{count}"}
 
 
-def _tuning(path: str) -> dict:
-    from wasp import params as P
-
-    cfg = _json(os.path.join(path, "run.json"))
-    state = _json(os.path.join(path, "state.json"))
-    passes = _csv_rows(os.path.join(path, "passes.csv"))
-    history = _csv_rows(os.path.join(path, "history.csv"))
+def _tuning(tuning) -> dict:
     import numpy as np
 
-    before = np.asarray(state.get("W0", state.get("W", [])), dtype=np.float64)
-    best_file = os.path.join(path, "params.txt")
-    try:
-        after = P.load(best_file).astype(np.float64) if os.path.exists(best_file) \
-            else np.asarray(state["W"], dtype=np.float64)
-    except (OSError, ValueError) as e:
-        raise RunError(f"cannot read {best_file}: {e}", 500) from None
+    from wasp import params as P
+
+    cfg, state, passes = tuning.config(), tuning.state(), tuning.passes()
+    before, after = tuning.start_weights(), tuning.best_weights()
     out = {"method": cfg.get("method"), "k": cfg.get("k"), "data": cfg.get("data"),
            "pass": state.get("pass"), "done": state.get("done"),
            "passes": [{k: _float(v) for k, v in r.items()} for r in passes],
-           "steps": len(history), "version": f"{len(passes)}:{len(history)}"}
+           "steps": tuning.steps(), "version": f"{len(passes)}:{tuning.steps()}"}
     if len(before) == len(after) == P.N_WEIGHTS:
         diff = after - before
         top = np.argsort(-np.abs(diff), kind="stable")[:20]
@@ -715,23 +617,3 @@ def _float(v):
     return x if math.isfinite(x) else None
 
 
-def _json(path: str, default=None):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        if default is not None:
-            return default
-        raise RunError(f"{path} is missing", 500) from None
-    except (OSError, ValueError) as e:
-        if default is not None:
-            return default
-        raise RunError(f"cannot read {path}: {e}", 500) from None
-
-
-def _csv_rows(path: str) -> list[dict]:
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            return [r for r in csv.DictReader(f) if r]
-    except FileNotFoundError:
-        return []

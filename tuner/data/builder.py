@@ -13,7 +13,7 @@ The recipe (`build`), step by step, for every game of every PGN file:
    quiet-labeled set was made.
    With `tb` (Syzygy directories), the quiet positions the tables hold are labelled by them
    (`tb_mode` relabel) or dropped where the game's result contradicts them (`tb_mode` drop);
-   see `datasets.tablebase`.
+   see `tuner.data.tablebase`.
 4. De-duplicated by the engine's Zobrist key (the first occurrence is kept), then at most
    `max_per_game` positions per game (a seeded random choice).
 5. Split by game: a seeded fraction `valid` of the games goes to the validation set, so no game
@@ -62,7 +62,7 @@ class BuildConfig:
     threads: int = 2
     tb: str = ""  # Syzygy directories (':'-separated): endgame labels from the tables
     tb_pieces: int = 0  # probe positions of at most this many pieces (0: the largest table)
-    tb_mode: str = "relabel"  # relabel | drop (see datasets.tablebase)
+    tb_mode: str = "relabel"  # relabel | drop (see tuner.data.tablebase)
 
 
 @dataclass
@@ -369,7 +369,7 @@ def build(paths, config=None, log=None) -> DataSet:
     # 3b. endgames the tables hold: their label, or dropped where the game's contradicts it
     tb_counts = {}
     if config.tb and len(rows):
-        from datasets import tablebase
+        from tuner.data import tablebase
 
         idx = np.nonzero(keep)[0]
         results, kept = cols["results"][idx].astype(np.float64), np.ones(len(idx), dtype=bool)

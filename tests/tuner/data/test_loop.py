@@ -101,7 +101,7 @@ def _after_data(quick_loop, loop_dir, **settings):
     import shutil
     from dataclasses import asdict
 
-    from datasets.loop import LoopConfig
+    from tuner.data.loop import LoopConfig
 
     src, _ = quick_loop
     loop_dir.mkdir()
@@ -170,7 +170,7 @@ def test_killed_loop_resumes_its_match_and_finishes(tmp_path):
 
 
 def test_report_text_states_both_errors_and_flags_a_validation_rise():
-    from datasets.loop import report_text
+    from tuner.data.loop import report_text
 
     rep = {"selfplay_games": 24, "positions": 100, "train": 90, "valid": 10, "passes": 2,
            "tuning_seconds": 1.0, "changed_weights": 3, "K": 1.3, "E_train_before": 0.103,

@@ -7,9 +7,9 @@ import chess.pgn
 import numpy as np
 import pytest
 
-from datasets import builder as B
-from datasets.cli import main as data_main
 from tests.conftest import DATA
+from tuner.data import builder as B
+from tuner.data.cli import main as data_main
 from tuner.error import Scorer
 from tuner.positions import load
 from wasp import params as P

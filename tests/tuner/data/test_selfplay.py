@@ -4,8 +4,8 @@ import json
 import sys
 
 import testing
-from datasets.cli import main as data_main
 from tests.conftest import ROOT
+from tuner.data.cli import main as data_main
 
 FAKE = ROOT / "tests" / "testing" / "fake_engines" / "fake_uci.py"
 

@@ -1,13 +1,13 @@
-"""datasets.frc: Chess960 numbering, DFRC positions and books, `wasp-tune data dfrc`."""
+"""tuner.data.frc: Chess960 numbering, DFRC positions and books, `wasp-tune data dfrc`."""
 
 import os
 
 import chess
 import pytest
 
-from datasets import frc
-from datasets.cli import main as data_main
 from tests.conftest import ROOT
+from tuner.data import frc
+from tuner.data.cli import main as data_main
 
 # published Chess960 numbers (Scharnagl's standard numbering)
 KNOWN = {0: "BBQNNRKR", 1: "BQNBNRKR", 518: "RNBQKBNR", 959: "RKRNNQBB"}

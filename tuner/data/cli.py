@@ -132,7 +132,7 @@ def selfplay_parser():
 
 
 def loop_parser():
-    from datasets.loop import LoopConfig
+    from tuner.data.loop import LoopConfig
 
     d = LoopConfig()
     p = argparse.ArgumentParser(
@@ -193,7 +193,7 @@ def loop_parser():
 
 
 def _build_config(args):
-    from datasets.builder import BuildConfig
+    from tuner.data.builder import BuildConfig
 
     return BuildConfig(skip_plies=args.skip_plies, skip_book=not args.keep_book,
                        quiet=not args.no_quiet, dedupe=not args.no_dedupe,
@@ -221,7 +221,7 @@ def _check_tablebase(args):
 
 
 def _build_and_write(paths, args):
-    from datasets import builder
+    from tuner.data import builder
 
     try:
         builder.check_format(args.format)
@@ -303,7 +303,7 @@ def cmd_data(argv):
 
 
 def cmd_selfplay(argv):
-    from datasets import builder, selfplay
+    from tuner.data import builder, selfplay
 
     args = selfplay_parser().parse_args(argv)
     try:
@@ -329,7 +329,7 @@ def cmd_selfplay(argv):
 def cmd_loop(argv):
     from dataclasses import fields
 
-    from datasets.loop import Loop, LoopConfig
+    from tuner.data.loop import Loop, LoopConfig
 
     args = loop_parser().parse_args(argv)
     config = LoopConfig.quick() if args.quick else LoopConfig()
@@ -378,7 +378,7 @@ def main(argv=None) -> int:
     if argv[0] not in commands:
         return fail("wasp-tune", f"unknown subcommand {argv[0]!r}", EXIT_USAGE)
     if argv[:2] == ["data", "dfrc"]:  # an opening book of DFRC / Chess960 start positions
-        from datasets.frc import main as frc_main
+        from tuner.data.frc import main as frc_main
 
         return frc_main(argv[2:])
     prog = "wasp-tune data selfplay" if argv[:2] == ["data", "selfplay"] else \

@@ -28,12 +28,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from datasets import builder, selfplay
+from tuner.data import DATA_DIR, builder, selfplay
 from tuner.run import SplitRun
 
 STAGES = ("games", "data", "tune", "sprt", "report")
 # the shipped sample's games (datasets/README.md): the quick loop tunes on them and its own
-SAMPLE_GAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample", "games.pgn")
+SAMPLE_GAMES = os.path.join(DATA_DIR, "sample", "games.pgn")
 
 
 @dataclass

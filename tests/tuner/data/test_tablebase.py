@@ -10,9 +10,9 @@ import chess.syzygy
 import numpy as np
 import pytest
 
-from datasets.cli import main as data_main
-from datasets.tablebase import piece_counts
 from tests.conftest import DATA
+from tuner.data.cli import main as data_main
+from tuner.data.tablebase import piece_counts
 from tuner.positions import load, pack_fen
 
 TABLES = str(DATA / "syzygy")

@@ -16,10 +16,11 @@ import urllib.request
 import chess
 import pytest
 
+from dashboard.runs import RunError, Runs
+from dashboard.server import DashboardServer
 from tests.conftest import DATA, ROOT
 from tests.testing.conftest import EPD, fake_engine
 from wasp.gui import BoardServer
-from wasp.gui.runs import RunError, Runs
 
 ARTIFACTS = ROOT / "test-artifacts"
 SPSA_FAKE = ROOT / "tests" / "testing" / "fake_engines" / "spsa_uci.py"
@@ -53,7 +54,7 @@ def runs_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(runs_root):
-    srv = BoardServer("127.0.0.1", 0, runs_dir=str(runs_root))
+    srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv
@@ -161,6 +162,31 @@ def test_the_tuning_view_has_passes_moved_weights_and_piece_square_tables(server
     assert len(t["psts"]) == 12 and all(len(p["after"]) == 64 for p in t["psts"])
 
 
+def test_each_tool_marks_its_runs_and_unmarked_runs_still_read(runs_root, tmp_path):
+    from testing.rundir import KIND_FILE, mark, marked_kind
+
+    assert marked_kind(runs_root / "matches" / "sprt") == "match"
+    assert marked_kind(runs_root / "spsa") == "spsa"
+    assert marked_kind(runs_root / "tune") == "tuning"
+    old = tmp_path / "old"  # as written before the mark: each tool's reader knows its own
+    shutil.copytree(runs_root, old, ignore=shutil.ignore_patterns(KIND_FILE, ".tune-cache"))
+    mark(old / "notes", "data")  # a kind the dashboard does not show
+    runs = Runs(str(old)).list()
+    assert {r["id"]: r["kind"] for r in runs["runs"]} == {
+        "matches/sprt": "match", "spsa": "spsa", "tune": "tuning"}
+    assert not runs["errors"]
+
+
+def test_the_engine_table_counts_the_moves_the_store_holds(server, runs_root):
+    from testing.store import moves
+
+    played = moves(str(runs_root / "matches" / "sprt"))
+    status, m = get(server, "/api/run", id="matches/sprt")
+    assert {r["name"]: r["moves"] for r in m["ratings"]} == \
+        played.groupby("engine").size().to_dict()
+    assert len(played) and (played["move"] >= 1).all() and (played["seconds"] >= 0).all()
+
+
 def test_runs_are_read_without_writing(runs_root, tmp_path):
     """The store is opened read-only: reading a run changes none of its files."""
     import hashlib
@@ -214,6 +240,12 @@ def test_static_files_only_by_their_exact_names(server):
         assert code == 404, path
 
 
+def test_the_dashboards_server_still_serves_the_board(server):
+    assert get(server, "/")[0] == 200 and get(server, "/static/app.js")[0] == 200
+    code, data = get(server, "/api/games/nope")
+    assert code == 404 and "no game 'nope'" in data["error"]
+
+
 def test_bad_requests_get_a_clear_message(server):
     assert get(server, "/api/run")[0] == 400
     code, data = get(server, "/api/run/game", id="matches/sprt", game="x")
@@ -234,7 +266,7 @@ def test_a_port_in_use_is_a_message_not_a_traceback(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
-        proc = subprocess.run([sys.executable, "-m", "wasp.cli", "gui", "--runs", str(tmp_path),
+        proc = subprocess.run([sys.executable, "-m", "dashboard", "gui", "--runs", str(tmp_path),
                                "--port", str(s.getsockname()[1])], capture_output=True,
                               text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 1 and "cannot listen on" in proc.stderr
@@ -256,7 +288,7 @@ def test_without_runs_the_endpoints_say_how_to_get_them():
 def test_a_missing_runs_directory_is_an_error(tmp_path):
     with pytest.raises(RunError):
         Runs(str(tmp_path / "none"))
-    proc = subprocess.run([sys.executable, "-m", "wasp.cli", "gui", "--runs",
+    proc = subprocess.run([sys.executable, "-m", "dashboard", "gui", "--runs",
                            str(tmp_path / "none"), "--port", "0"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 1 and "is not a directory" in proc.stderr
@@ -300,7 +332,7 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
          "-each", "nodes=2000", "-games", "40", "-maxmoves", "30", "-openings", f"file={EPD}",
          "-rundir", str(live)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
-    srv = BoardServer("127.0.0.1", 0, runs_dir=str(runs_root))
+    srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     wait = WebDriverWait(driver, 180, poll_frequency=0.2,
@@ -372,3 +404,10 @@ def test_a_run_that_cannot_be_read_is_named_with_the_reason(tmp_path):
     assert err["id"] == "broken" and "cannot read" in err["error"]
     with pytest.raises(RunError, match="cannot read"):
         runs.detail("broken")
+
+
+def test_the_engines_command_line_alone_sends_runs_to_the_wasp_command(tmp_path, capsys):
+    from wasp.cli import main
+
+    assert main(["gui", "--runs", str(tmp_path)]) == 2
+    assert "served by the `wasp` command" in capsys.readouterr().err

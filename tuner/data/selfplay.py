@@ -10,9 +10,10 @@ import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_OPENINGS = os.path.join(HERE, "openings-uho-5000.epd")
-CHESS960_OPENINGS = os.path.join(HERE, "chess960.epd")  # the 960 starts, numbered
+from tuner.data import DATA_DIR
+
+DEFAULT_OPENINGS = os.path.join(DATA_DIR, "openings-uho-5000.epd")
+CHESS960_OPENINGS = os.path.join(DATA_DIR, "chess960.epd")  # the 960 starts, numbered
 DONE = "done.json"
 
 

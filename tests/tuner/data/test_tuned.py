@@ -1,15 +1,14 @@
 """The shipped tuned parameter files (datasets/tuned/): they parse and the engine takes them."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from tests.conftest import ROOT
 from tests.wasp.test_uci import Proc
 from tuner.methods import select_weights
 from wasp import params as P
 
-SHIPPED = sorted((Path(__file__).resolve().parents[2] / "datasets" / "tuned").glob("*.txt"))
+SHIPPED = sorted((ROOT / "datasets" / "tuned").glob("*.txt"))
 
 
 def test_tuned_files_are_shipped():
@@ -21,7 +20,7 @@ def test_tuned_file_moves_only_the_scalar_terms(tuned):
     """Against Wasp 1.02's values, where the tuning started (the defaults now are one of
     these sets)."""
     W = P.load(tuned)
-    start = P.load(Path(__file__).resolve().parents[2] / "wasp" / "evalfiles" / "wasp-1.02.txt")
+    start = P.load(ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt")
     moved = np.nonzero(W != start)[0]
     assert len(moved) > 100
     pst = set(select_weights(["pst_*", "ks_table"]).tolist())

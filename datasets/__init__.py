@@ -1,1 +1,0 @@
-"""Labelled position sets built from games, and the small shipped samples."""
