@@ -237,6 +237,11 @@ class Searcher:
             self.hard_deadline = clock_start + limits.movetime / 1000.0
         else:
             self.hard_deadline = None
+        if self.hard_deadline is None and self.external_stop is None \
+                and self.on_currmove is None:
+            # Nothing for a timer to watch (a node or depth limit, as self-play data uses):
+            # no thread, whose start and join cost more than a 5,000-node search.
+            return self._iterate(S, limits, on_info, start, clock_start)
         self._timer_stop.clear()
         timer = threading.Thread(target=self._timer, daemon=True)
         timer.start()
