@@ -19,6 +19,9 @@ import numpy as np
 
 from tuner.bullettext import format_line, format_side, read_text
 from tuner.records import MATE_SCORE, RESULT_PGN, Record
+from wasp.driver import MATE_BOUND
+from wasp.movepick import SD_ROOT_MOVES, SD_ROOT_N
+from wasp.types import MOVE_PROMO_SHIFT, MOVE_TO_SHIFT, parse_square
 
 RUN_KIND = "datagen"
 RUN_VERSION = 1
@@ -29,6 +32,8 @@ GAMES_FILE = "games.jsonl"
 STATE_FILE = "state.json"
 STATS_FILE = "stats.json"
 COMMITTED = (DATA_FILE, SIDE_FILE, GAMES_FILE)  # appended per game, cut back on resume
+PROMOTIONS = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}  # wasp.board.PROMO_CHARS' codes
+MOVE_KEY = (1 << (MOVE_PROMO_SHIFT + 3)) - 1  # a move code's from, to and promotion bits
 MAX_START_TRIES = 1000  # openings drawn for one game before it is given up
 SCORE_EDGES = list(range(-3000, 3001, 100))  # score histogram: below, between, above these
 LENGTH_BIN = 20  # plies a bin of the game-length histogram
@@ -44,7 +49,7 @@ class DatagenConfig:
     openings: str = ""  # a book: EPD/FEN lines or PGN games (their last positions)
     seed: int = 1
     tb: str = ""  # Syzygy directories: adjudicate positions the tables hold
-    hash_mb: int = 8  # each side's transposition table
+    hash_mb: int = 2  # each side's transposition table (plenty for 5,000-node searches)
     start_nodes: int = 1000  # the short search that vets a start
     start_bound: int = 1000  # a start scored beyond +/- this (cp) is skipped
     win_score: int = 2000  # a win: |White's score| at least this ...
@@ -93,14 +98,24 @@ class Game:
 
 def white_score(score: int, white_to_move: bool) -> int:
     """A search score (side to move's view) as White's, mates as +/- MATE_SCORE."""
-    from wasp.driver import MATE_BOUND
-
     s = score if white_to_move else -score
     if s >= MATE_BOUND:
         return MATE_SCORE
     if s <= -MATE_BOUND:
         return -MATE_SCORE
     return max(-MATE_SCORE + 1, min(MATE_SCORE - 1, s))
+
+
+def move_code(searcher, uci: str) -> int:
+    """The code of a search's UCI move among the legal root moves it searched (standard chess:
+    castling as the king's two-square step): int bits compared, no move generation."""
+    key = (parse_square(uci[:2]) | parse_square(uci[2:4]) << MOVE_TO_SHIFT
+           | PROMOTIONS[uci[4:]] << MOVE_PROMO_SHIFT)
+    SD = searcher.SD
+    for m in SD[SD_ROOT_MOVES:SD_ROOT_MOVES + int(SD[SD_ROOT_N])].tolist():
+        if m & MOVE_KEY == key:
+            return m
+    raise ValueError(f"the search's move {uci} is not among its legal root moves")
 
 
 def load_book(path) -> list[str]:
@@ -153,11 +168,16 @@ class SelfPlay:
             self.tb = Tablebases(config.tb)
 
     def warm(self) -> None:
-        """Load (or compile) the search kernels: one short search."""
+        """Load (or compile) the kernels a game uses: a few short searches and moves."""
         from wasp.board import Position
 
-        self._search(0, Position(), 200)
-        self.searchers[0].clear()
+        pos = Position()
+        for _ in range(4):
+            pos.game_over()
+            pos.fen()
+            pos.push_uci(self._search(pos.turn, pos, 200).best)
+        for s in self.searchers:
+            s.clear()
 
     def _search(self, side, pos, nodes):
         from wasp.driver import Limits
@@ -184,8 +204,7 @@ class SelfPlay:
             if pos.game_over() is not None:
                 game.skipped += 1
                 continue
-            for s in self.searchers:
-                s.clear()
+            self.searchers[pos.turn].clear()  # it vets the start, then plays its first move
             r = self._search(pos.turn, pos, c.start_nodes)
             if abs(r.score) > c.start_bound:
                 game.skipped += 1
@@ -223,8 +242,7 @@ class SelfPlay:
         c = self.config
         rng = np.random.default_rng([c.seed, index])
         pos, game.book, game.opening = self._start(rng, game)
-        for s in self.searchers:
-            s.clear()
+        self.searchers[1 - pos.turn].clear()
         game.start = pos.fen()
         records = game.records
         win_run = draw_run = 0
@@ -251,13 +269,14 @@ class SelfPlay:
             if len(game.opening) + len(records) >= c.max_plies:  # plies from the book
                 game.result, game.reason = 0.5, "ply cap"
                 break
-            r = self._search(pos.turn, pos, c.nodes)
+            side = pos.turn
+            r = self._search(side, pos, c.nodes)
             if r.best == "0000":
                 raise RuntimeError(f"no move from the search in {fen}")
-            score = white_score(r.score, pos.turn == 0)
+            score = white_score(r.score, side == 0)
             records.append(Record(fen, score, 0.5, r.best, ply, index))
             game.nodes += r.nodes
-            pos.push_uci(r.best)
+            pos.push(move_code(self.searchers[side], r.best))
             if score >= c.win_score:
                 win_run = win_run + 1 if win_run > 0 else 1
             elif score <= -c.win_score:
@@ -494,6 +513,7 @@ def generate(run: DatagenRun, concurrency: int = 1, progress: bool = True, log=p
     try:
         if concurrency <= 1 or len(todo) <= 1:
             player = SelfPlay(c, book)
+            player.warm()
             games = (player.play(i) for i in todo)
         else:
             import multiprocessing as mp
