@@ -1,9 +1,10 @@
 """Positions an hour of `wasp-tune datagen` at N nodes a move, beside the bound the engine's own
 speed sets and beside `wasp-tune data selfplay` (games through the match runner and UCI).
 
-The bound: nodes/s (the engine's searches of `wasp bench`'s positions, N * 20 nodes each, in this
-process) x processes / nodes searched per recorded position (the run's own count). A
-datagen process does nothing but search, so it should come close (goal: at least 85 %).
+The bound: nodes/s (the engine's searches of `wasp bench`'s positions, N * 20 nodes each, in
+this process, before and after the games) x processes / nodes searched per recorded position
+(the run's own count). A datagen process does nothing but search, so it should come close
+(goal: at least 85 %).
 The in-process figures are given per CPU second too (time.process_time): on a shared machine
 the wall clock also counts the time other programs took the core.
 
@@ -81,9 +82,11 @@ def main(argv=None) -> int:
 
     c = args.concurrency
     steal0 = host_steal()
-    nps_wall, nps_cpu = engine_speed(args.nodes)
+    before = engine_speed(args.nodes)
     with tempfile.TemporaryDirectory() as tmp:
         pos, wall, cpu, per_pos = datagen_speed(tmp, args.games, args.nodes, c)
+        after = engine_speed(args.nodes)  # the mean of before and after: the load drifts
+        nps_wall, nps_cpu = ((a + b) / 2 for a, b in zip(before, after, strict=True))
         sp = selfplay_speed(tmp, args.selfplay_games, args.nodes, c) \
             if args.selfplay_games else None
     steal = steal_share(steal0, host_steal())
