@@ -26,6 +26,7 @@ THEIRS = 8  # the colour bit of a nibble: set for the side not to move
 FLIP = 56  # square ^ FLIP mirrors the board top to bottom
 MAX_PIECES = 32
 CHUNK = 1 << 16  # records a read
+TEXT_CHUNK = 1 << 24  # bytes of text a kernel call parses
 
 
 class BulletFormatError(ValueError):
@@ -156,3 +157,37 @@ class BfWriter:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def encode_text(path, chunk_bytes: int = TEXT_CHUNK):
+    """The records of a bullet text file, a numpy array of DTYPE a chunk, parsed by the
+    `tuner.bfkernels` kernel (the same mapping as `encode`); BulletFormatError names the file
+    and line of a bad one."""
+    from tuner.bfkernels import ERRORS, OK, encode_lines
+
+    line0 = 1
+    rest = b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk_bytes)
+            data = rest + block
+            if not block:
+                rest = b""
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = data
+                    continue
+                data, rest = data[:cut], data[cut:]
+            if not data:
+                break
+            buf = np.frombuffer(data, dtype=np.uint8)
+            lines = int(np.count_nonzero(buf == 10)) + (0 if data.endswith(b"\n") else 1)
+            out = np.zeros((lines, RECORD_SIZE), dtype=np.uint8)
+            n, err, bad = encode_lines(buf, out)
+            if err != OK:
+                raise BulletFormatError(f"{path}:{line0 + bad}: {ERRORS[err]}")
+            yield out[:n].view(DTYPE).reshape(n)
+            line0 += lines
+            if not block:
+                break

@@ -6,7 +6,8 @@ move played is a capture or promotion (-no-capture: needs the move, which a .txt
 record keeps), with mate scores (-no-mate), before ply K (-min-ply), and repeats of a position
 already kept (-dedupe: board, side to move, castling and en passant). -shuffle writes a uniform
 random permutation (a bucketed shuffle: records spread over temporary files at random, each
-shuffled in memory), the same for the same -seed.
+shuffled in memory), the same for the same -seed. Text to .bf (with -no-mate and -shuffle only)
+goes through a kernel (`tuner.bfkernels`), millions of lines a second; other paths are Python.
 """
 
 import argparse
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tuner.records import Record, fen_ply
+from tuner.records import MATE_SCORE, Record, fen_ply
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 FORMATS = (".txt", ".bf", ".epd")
@@ -65,8 +66,8 @@ class ConvertStats:
     written: int = 0
     dropped: dict = field(default_factory=dict)
 
-    def drop(self, why: str) -> None:
-        self.dropped[why] = self.dropped.get(why, 0) + 1
+    def drop(self, why: str, n: int = 1) -> None:
+        self.dropped[why] = self.dropped.get(why, 0) + n
 
     def __str__(self) -> str:
         text = f"{self.read} records read, {self.written} written"
@@ -181,7 +182,12 @@ def convert(src, dst, filters: Filters | None = None, shuffle: bool = False, see
             if _keep(r, filters, seen, stats, src):
                 yield r
 
+    fast = kind(src) == ".txt" and kind(dst) == ".bf" and not (
+        filters.need_board or filters.min_ply or filters.dedupe)
     try:
+        if fast:
+            _txt_to_bf(src, dst, filters, shuffle, seed, stats, bar)
+            return stats
         with open_writer(dst) as w:
             if not shuffle:
                 for r in kept():
@@ -229,6 +235,49 @@ def _shuffled(records, writer, src, seed, stats) -> None:
             for k in rng.permutation(len(lines)):
                 writer.write(_from_bucket_line(lines[k]))
                 stats.written += 1
+
+
+def _txt_to_bf(src, dst, filters, shuffle, seed, stats, bar) -> None:
+    """Text to .bf by the kernel, a chunk of lines at a time (-no-mate and -shuffle on the
+    record arrays): the path for files of millions of positions."""
+    from tuner.bulletformat import DTYPE, encode_text
+
+    def chunks():
+        for recs in encode_text(src):
+            stats.read += len(recs)
+            bar.update(len(recs))
+            if filters.no_mate:
+                mate = np.abs(recs["score"].astype(np.int64)) >= MATE_SCORE
+                if mate.any():
+                    stats.drop("mate score", int(mate.sum()))
+                recs = recs[~mate]
+            yield recs
+
+    with open(dst, "wb") as out:
+        if not shuffle:
+            for recs in chunks():
+                out.write(recs.tobytes())
+                stats.written += len(recs)
+            return
+        rng = np.random.default_rng(seed)
+        n_buckets = max(1, -(-(os.path.getsize(src) // BYTES_PER_RECORD[".txt"])
+                             // BUCKET_RECORDS))
+        with tempfile.TemporaryDirectory(prefix="wasp-shuffle-",
+                                         dir=os.path.dirname(os.path.abspath(dst))) as tmp:
+            paths = [os.path.join(tmp, f"{i}.bf") for i in range(n_buckets)]
+            files = [open(p, "wb") for p in paths]
+            try:
+                for recs in chunks():
+                    which = rng.integers(n_buckets, size=len(recs))
+                    for b in range(n_buckets):
+                        files[b].write(recs[which == b].tobytes())
+            finally:
+                for f in files:
+                    f.close()
+            for p in paths:
+                recs = np.fromfile(p, dtype=DTYPE)
+                out.write(recs[rng.permutation(len(recs))].tobytes())
+                stats.written += len(recs)
 
 
 def _spread(batch, files, rng) -> None:

@@ -189,3 +189,61 @@ def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
     assert cli.main(["data", "convert", str(bf), str(tmp_path / "y.txt"), "-min-ply", "4",
                      "-quiet"]) == 1
     assert "ply" in capsys.readouterr().err
+
+
+def test_the_kernel_and_the_python_encoder_agree(tmp_path):
+    import numpy as np
+
+    from tuner.bulletformat import encode_text
+
+    extra = ["8/8/8/8/8/8/k7/K7 b - - 0 1 | -7 | 1",
+             "8/8/8/8/8/8/k7/K7 w - - 0 1 |  +12  |  [0.5]  ",
+             "8/8/8/8/8/8/k7/K7 b - - 0 1|32767|1/2",
+             "8/8/8/8/8/8/k7/K7 w - - 0 1 | -32768 | [0.0]"]
+    lines = LINES + extra
+    path = tmp_path / "k.txt"
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]))  # a blank line; no
+    # final newline
+    got = np.concatenate(list(encode_text(path, chunk_bytes=50)))
+    from tuner.bullettext import parse_line
+
+    want = [encode(*parse_line(line)).tobytes() for line in lines]
+    assert [r.tobytes() for r in got] == want
+
+
+@pytest.mark.parametrize("line,why", [
+    ("8/8/8/8/8/8/k7/K7 w - - 0 1 | 40000 | 1.0", "bad score"),
+    ("8/8/8/8/8/8/k7/K7 w - - 0 1 | 1 | 2.0", "bad result"),
+    ("8/8/8/8/8/8/k7/K6 w - - 0 1 | 1 | 1.0", "bad FEN"),
+    ("8/8/8/8/8/8/k7/8 w - - 0 1 | 1 | 1.0", "king missing"),
+    ("8/8/8/8/8/8/k7/K7 x - - 0 1 | 1 | 1.0", "side to move"),
+    ("8/8/8/8/8/8/k7/K7 w - - 0 1 | 1", "not 'FEN | score | result'"),
+])
+def test_the_kernel_names_the_bad_line(tmp_path, capsys, line, why):
+    path = tmp_path / "bad.txt"
+    path.write_text(LINES[0] + "\n" + line + "\n")
+    assert _convert(path, tmp_path / "x.bf") == 1
+    err = capsys.readouterr().err
+    assert "bad.txt:2:" in err and why in err
+    assert not (tmp_path / "x.bf").exists()
+
+
+def test_mate_filter_and_shuffle_on_the_kernel_path(tmp_path):
+    import numpy as np
+
+    from tuner.bulletformat import DTYPE
+
+    txt = _write_text(tmp_path, [f"{line.rsplit('|', 2)[0]}| {i} | 0.5"
+                                 for i, line in enumerate(LINES * 8)] + [LINES[4]], None)
+    assert cli.main(["data", "convert", str(txt), str(tmp_path / "a.bf"), "-no-mate",
+                     "-quiet"]) == 0
+    plain = np.fromfile(tmp_path / "a.bf", dtype=DTYPE)
+    assert len(plain) == 64  # the mate line dropped
+    outs = []
+    for name, seed in (("s1", 1), ("s2", 1), ("s3", 2)):
+        assert cli.main(["data", "convert", str(txt), str(tmp_path / f"{name}.bf"), "-shuffle",
+                         "-no-mate", "-seed", str(seed), "-quiet"]) == 0
+        outs.append(np.fromfile(tmp_path / f"{name}.bf", dtype=DTYPE))
+    assert sorted(r.tobytes() for r in outs[0]) == sorted(r.tobytes() for r in plain)
+    assert outs[0].tobytes() == outs[1].tobytes() != outs[2].tobytes()
+    assert outs[0].tobytes() != plain.tobytes()
