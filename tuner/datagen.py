@@ -25,6 +25,9 @@ from wasp.types import MOVE_PROMO_SHIFT, MOVE_TO_SHIFT, parse_square
 
 RUN_KIND = "datagen"
 RUN_VERSION = 1
+# How a game is played from (seed, index): raised whenever a change makes the same seed give
+# other games, so that a resume across such a change is told (2: the vetting searcher plays on)
+PROCEDURE = 2
 RUN_FILE = "run.json"
 DATA_FILE = "data.txt"
 SIDE_FILE = "data.moves"  # tuner.bullettext.side_path(DATA_FILE)
@@ -399,7 +402,8 @@ class DatagenRun:
         run = cls(path, config, {"games": 0, "bytes": dict.fromkeys(COMMITTED, 0),
                                  "stats": new_stats()})
         _write_json(run.file(RUN_FILE), {"kind": RUN_KIND, "version": RUN_VERSION,
-                                         "config": asdict(config), "command": command or [],
+                                         "procedure": PROCEDURE, "config": asdict(config),
+                                         "command": command or [],
                                          "files": {"data": DATA_FILE, "side": SIDE_FILE,
                                                    "games": GAMES_FILE, "stats": STATS_FILE}})
         for name in COMMITTED:
@@ -408,10 +412,14 @@ class DatagenRun:
         return run
 
     @classmethod
-    def open(cls, path, games: int | None = None) -> "DatagenRun":
+    def open(cls, path, games: int | None = None, log=print) -> "DatagenRun":
         """Resume the run in `path`: files cut back to the last committed game. `games` may
         raise the number of games (the extra ones are those a longer run would play)."""
         info = read_run(path)
+        if info.get("procedure", 1) != PROCEDURE:
+            log(f"note: {path} was started by another version of datagen; the games from here "
+                f"on are not those an uninterrupted run would have played (the data are as "
+                f"good)")
         config = DatagenConfig(**info["config"])
         if games is not None:
             config.games = games

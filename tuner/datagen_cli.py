@@ -47,28 +47,36 @@ def build_parser():
     ap.add_argument("-dir", "--dir", "-rundir", "--rundir", dest="dir", default="",
                     help="a new run directory")
     flag("resume", default="", metavar="DIR", help="continue the run in DIR (its settings)")
-    flag("games", type=int, default=None, help=f"games in the run (default {d.games})")
-    flag("nodes", type=int, default=d.nodes,
+    flag("games", metavar="N", type=int, default=None, help=f"games in the run (default {d.games})")
+    flag("nodes", metavar="N", type=int, default=d.nodes,
          help=f"nodes a move, a hard limit (default {d.nodes})")
-    flag("random-plies", type=int, default=d.random_plies,
+    flag("random-plies", metavar="K", type=int, default=d.random_plies,
          help=f"random legal plies at the start (default {d.random_plies})")
-    flag("openings", default="", help="a book (EPD/FEN lines or PGN) to start from, "
-                                      "then -random-plies random plies")
-    flag("concurrency", type=int, default=1, help="processes playing games (default 1)")
-    flag("seed", type=int, default=d.seed, help=f"the run's seed (default {d.seed})")
+    flag("openings", metavar="FILE", default="",
+         help="a book (EPD/FEN lines or PGN) to start from, then -random-plies random plies")
+    flag("concurrency", metavar="C", type=int, default=1,
+         help="processes playing games (default 1)")
+    flag("seed", metavar="S", type=int, default=d.seed, help=f"the run's seed (default {d.seed})")
     flag("tb", default="", metavar="PATH", help="Syzygy directories: adjudicate the "
                                                "positions the tables hold")
-    flag("hash", type=int, default=d.hash_mb, help=f"MB a side's hash (default {d.hash_mb})")
-    flag("start-nodes", type=int, default=d.start_nodes,
+    flag("hash", metavar="MB", type=int, default=d.hash_mb,
+         help=f"MB a side's hash (default {d.hash_mb})")
+    flag("start-nodes", metavar="N", type=int, default=d.start_nodes,
          help=f"nodes of the search that vets a start (default {d.start_nodes})")
-    flag("start-bound", type=int, default=d.start_bound,
+    flag("start-bound", metavar="CP", type=int, default=d.start_bound,
          help=f"skip starts scored beyond this, cp (default {d.start_bound})")
-    flag("win-score", type=int, default=d.win_score, help=f"default {d.win_score} cp")
-    flag("win-plies", type=int, default=d.win_plies, help=f"default {d.win_plies}")
-    flag("draw-ply", type=int, default=d.draw_ply, help=f"default {d.draw_ply}")
-    flag("draw-score", type=int, default=d.draw_score, help=f"default {d.draw_score} cp")
-    flag("draw-plies", type=int, default=d.draw_plies, help=f"default {d.draw_plies}")
-    flag("max-plies", type=int, default=d.max_plies, help=f"default {d.max_plies}")
+    flag("win-score", type=int, default=d.win_score, metavar="CP",
+         help=f"a win once White's score stays beyond +/-CP ... (default {d.win_score})")
+    flag("win-plies", type=int, default=d.win_plies, metavar="N",
+         help=f"... for N plies in a row (default {d.win_plies})")
+    flag("draw-ply", type=int, default=d.draw_ply, metavar="PLY",
+         help=f"a draw from ply PLY on ... (default {d.draw_ply})")
+    flag("draw-score", type=int, default=d.draw_score, metavar="CP",
+         help=f"... once |score| stays within CP ... (default {d.draw_score})")
+    flag("draw-plies", type=int, default=d.draw_plies, metavar="N",
+         help=f"... for N plies in a row (default {d.draw_plies})")
+    flag("max-plies", type=int, default=d.max_plies, metavar="PLY",
+         help=f"a draw when the game reaches ply PLY (default {d.max_plies})")
     flag("quiet", action="store_true", help="no progress bar")
     return ap
 
