@@ -243,3 +243,15 @@ def test_command_line_errors(tmp_path, capsys, small_run):
 def test_mates_are_clamped(small_run):
     scores = [r.score for r in read_records(small_run.path)]
     assert all(abs(s) <= MATE_SCORE for s in scores)
+
+
+def test_the_runs_bf_conversion_decodes_apart_to_its_positions(tmp_path, small_run):
+    from tests.tuner.test_bulletformat import decode_apart, expected
+
+    bf = tmp_path / "run.bf"
+    assert cli.main(["data", "convert", small_run.file(DATA_FILE), str(bf), "-quiet"]) == 0
+    blob = bf.read_bytes()
+    lines = open(small_run.file(DATA_FILE)).read().splitlines()
+    assert len(blob) == 32 * len(lines)
+    for i, line in enumerate(lines):
+        assert decode_apart(blob[32 * i:32 * (i + 1)])[:5] == expected(line), line
