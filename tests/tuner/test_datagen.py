@@ -255,3 +255,22 @@ def test_the_runs_bf_conversion_decodes_apart_to_its_positions(tmp_path, small_r
     assert len(blob) == 32 * len(lines)
     for i, line in enumerate(lines):
         assert decode_apart(blob[32 * i:32 * (i + 1)])[:5] == expected(line), line
+
+
+def test_the_notebook_plots_a_runs_statistics(small_run, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("ipykernel")
+    monkeypatch.setenv("WASP_DATAGEN_RUN", small_run.path)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    nb = nbformat.read(ROOT / "notebooks" / "datagen.ipynb", as_version=4)
+    assert "WASP_DATAGEN_RUN" in nb.cells[1].source
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 1
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "5 of 5 games at 200 nodes a move" in text
