@@ -22,6 +22,8 @@ EXAMPLES = """examples:
   wasp-tune error positions.epd -params runs/a/params.txt -k 1.2 -qsearch
   wasp-tune data games.pgn -o sets/a         # quiet positions: sets/a/train.epd, valid.epd
   wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000
+  wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000   # positions and scores for nets
+  wasp-tune data convert runs/dg/data.txt data.bf -shuffle   # bullet text -> bulletformat
   wasp-tune loop --quick -dir loops/q         # play, build, tune, SPRT (resumable)
   wasp-tune spsa lmr.txt -iterations 500 -engine cmd=wasp -each nodes=5000 -rundir runs/s
   wasp-tune nnue train data/*.bf -o nets/a.nnue -epochs 20   # a net for the engine
@@ -60,6 +62,7 @@ DELEGATED = {
     "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
     "spsa": "tune an engine's UCI options by SPSA through games (wasp-tune spsa --help)",
     "nnue": "train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
+    "datagen": "self-play data for nets: every position with its search score (--help)",
 }
 
 
@@ -104,7 +107,8 @@ def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop,spsa,nnue}")
+    sub = ap.add_subparsers(dest="command",
+                            metavar="{run,k,error,data,loop,spsa,nnue,datagen}")
 
     r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
                        description="Tune evaluation parameters on labelled positions, "
@@ -299,6 +303,14 @@ def cmd_run(args):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "datagen":
+        from tuner.datagen_cli import main as datagen_main
+
+        return datagen_main(argv[1:])
+    if argv[:2] == ["data", "convert"]:
+        from tuner.convert import main as convert_main
+
+        return convert_main(argv[2:])
     if argv and argv[0] == "spsa":
         from tuner.spsa_cli import main as spsa_main
 

@@ -237,6 +237,11 @@ class Searcher:
             self.hard_deadline = clock_start + limits.movetime / 1000.0
         else:
             self.hard_deadline = None
+        if self.hard_deadline is None and self.external_stop is None \
+                and self.on_currmove is None:
+            # Nothing for a timer to watch (a node or depth limit, as self-play data uses):
+            # no thread, whose start and join cost more than a 5,000-node search.
+            return self._iterate(S, limits, on_info, start, clock_start)
         self._timer_stop.clear()
         timer = threading.Thread(target=self._timer, daemon=True)
         timer.start()
@@ -248,7 +253,7 @@ class Searcher:
 
     def _root_moves(self):
         n = int(self.SD[SD_ROOT_N])
-        return [int(m) for m in self.SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n]]
+        return self.SD[SD_ROOT_MOVES:SD_ROOT_MOVES + n].tolist()
 
     def _set_root_moves(self, moves):
         SD = self.SD
@@ -259,7 +264,7 @@ class Searcher:
     def _pv(self):
         SD = self.SD
         end = int(SD[SD_PVLEN])
-        return [int(m) for m in SD[SD_PV:SD_PV + end] if m != 0]
+        return [m for m in SD[SD_PV:SD_PV + end].tolist() if m != 0]
 
     def _iterate(self, S, limits, on_info, start, clock_start) -> Result:
         T, W, E, TT, SD, MB = self.T, self.W, self.E, self.TT, self.SD, self.MB
@@ -333,7 +338,8 @@ class Searcher:
                 lines.append((v, pv))
                 report(depth, pv_index, v, "", pv)
                 # Exclude this line's move for the next MultiPV line.
-                idx = self._root_moves().index(pv[0]) if pv[0] in self._root_moves() else -1
+                rm = self._root_moves()
+                idx = rm.index(pv[0]) if pv[0] in rm else -1
                 if idx >= 0:
                     SD[SD_ROOT_SKIP + idx] = 1
                 if pv_index == 0:
@@ -344,7 +350,8 @@ class Searcher:
             depth_nodes.append(int(SD[SD_NODES]) - nodes_before)
             # Root move order: the best lines first, the others by subtree size.
             rm = self._root_moves()
-            node_counts = {m: int(SD[SD_ROOT_NODES + i]) for i, m in enumerate(rm)}
+            node_counts = dict(zip(rm, SD[SD_ROOT_NODES:SD_ROOT_NODES + len(rm)].tolist(),
+                                   strict=True))
             firsts = [pv[0] for _, pv in lines]
             rest = sorted((m for m in rm if m not in firsts), key=lambda m: -node_counts[m])
             order = firsts + rest

@@ -239,10 +239,11 @@ def parse_fen(fen, T, chess960=False):
 
 def board_fen(S):
     rows = []
+    mailbox = S.st[MAILBOX:MAILBOX + 64].tolist()
     for rank in range(7, -1, -1):
         row, empty = "", 0
         for file in range(8):
-            p = int(S.st[MAILBOX + rank * 8 + file])
+            p = mailbox[rank * 8 + file]
             if p == EMPTY:
                 empty += 1
             else:

@@ -1,0 +1,152 @@
+"""The command line of `wasp-tune datagen`: self-play data in a run directory (`tuner.datagen`)."""
+
+import argparse
+import os
+import sys
+
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+
+EXAMPLES = """examples:
+  wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000 -concurrency 2
+  wasp-tune datagen -resume runs/dg                   # after a kill: no game lost or repeated
+  wasp-tune datagen -resume runs/dg -games 400000     # extend a finished run
+  wasp-tune datagen -dir runs/dg2 -games 1000 -nodes 5000 -openings book.epd -random-plies 2
+  wasp-tune data convert runs/dg/data.txt runs/dg/data.bf -shuffle   # for bullet
+  wasp-tune data convert runs/dg/data.txt tune.epd -no-check -no-capture -dedupe
+
+Both sides are Wasp-Py searches in this process (one process a core with -concurrency), each
+move at a hard node limit (the search stops at -nodes nodes, as UCI 'go nodes'). A game starts
+from -random-plies random legal moves (after a random -openings position when given); a start
+that a -start-nodes search scores beyond -start-bound cp is skipped. A game ends by the rules,
+by the tables (-tb), as a win once White's score stays beyond -win-score for -win-plies plies,
+as a draw once |score| stays within -draw-score for -draw-plies plies from -draw-ply on, or as
+a draw at -max-plies. Every searched position is recorded (filters belong to 'data convert').
+
+The run directory: data.txt (bullet's text, 'FEN | score | result', White's view, mates as
++/-32000), data.moves ('game ply move', line for line), games.jsonl, run.json, state.json,
+stats.json. Games are committed whole and in order; each is a function of (seed, game index),
+so a run resumed after a kill ends with the same data as an uninterrupted one.
+
+exit codes: 0 ok, 1 a file or run directory that cannot be used, 2 a bad command line
+"""
+
+
+def build_parser():
+    from tuner.datagen import DatagenConfig
+
+    d = DatagenConfig()
+    ap = argparse.ArgumentParser(
+        prog="wasp-tune datagen", epilog=EXAMPLES,
+        description="Self-play games of Wasp-Py, every position recorded with its search "
+                    "score and the game's result, for net trainers and the Texel tuner.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    def flag(name, **kw):
+        ap.add_argument(f"-{name}", f"--{name}", **kw)
+
+    ap.add_argument("-dir", "--dir", "-rundir", "--rundir", dest="dir", default="",
+                    help="a new run directory")
+    flag("resume", default="", metavar="DIR", help="continue the run in DIR (its settings)")
+    flag("games", metavar="N", type=int, default=None, help=f"games in the run (default {d.games})")
+    flag("nodes", metavar="N", type=int, default=d.nodes,
+         help=f"nodes a move, a hard limit (default {d.nodes})")
+    flag("random-plies", metavar="K", type=int, default=d.random_plies,
+         help=f"random legal plies at the start (default {d.random_plies})")
+    flag("openings", metavar="FILE", default="",
+         help="a book (EPD/FEN lines or PGN) to start from, then -random-plies random plies")
+    flag("concurrency", metavar="C", type=int, default=1,
+         help="processes playing games (default 1)")
+    flag("seed", metavar="S", type=int, default=d.seed, help=f"the run's seed (default {d.seed})")
+    flag("tb", default="", metavar="PATH", help="Syzygy directories: adjudicate the "
+                                               "positions the tables hold")
+    flag("hash", metavar="MB", type=int, default=d.hash_mb,
+         help=f"MB a side's hash (default {d.hash_mb})")
+    flag("start-nodes", metavar="N", type=int, default=d.start_nodes,
+         help=f"nodes of the search that vets a start (default {d.start_nodes})")
+    flag("start-bound", metavar="CP", type=int, default=d.start_bound,
+         help=f"skip starts scored beyond this, cp (default {d.start_bound})")
+    flag("win-score", type=int, default=d.win_score, metavar="CP",
+         help=f"a win once White's score stays beyond +/-CP ... (default {d.win_score})")
+    flag("win-plies", type=int, default=d.win_plies, metavar="N",
+         help=f"... for N plies in a row (default {d.win_plies})")
+    flag("draw-ply", type=int, default=d.draw_ply, metavar="PLY",
+         help=f"a draw from ply PLY on ... (default {d.draw_ply})")
+    flag("draw-score", type=int, default=d.draw_score, metavar="CP",
+         help=f"... once |score| stays within CP ... (default {d.draw_score})")
+    flag("draw-plies", type=int, default=d.draw_plies, metavar="N",
+         help=f"... for N plies in a row (default {d.draw_plies})")
+    flag("max-plies", type=int, default=d.max_plies, metavar="PLY",
+         help=f"a draw when the game reaches ply PLY (default {d.max_plies})")
+    flag("quiet", action="store_true", help="no progress bar")
+    return ap
+
+
+class _Usage(Exception):
+    pass
+
+
+def main(argv=None) -> int:
+    from tuner.datagen import DatagenConfig, DatagenRun, RunError, describe_stats, generate
+
+    prog = "wasp-tune datagen"
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    run = None
+    try:
+        if args.concurrency < 1:
+            raise _Usage("-concurrency must be at least 1")
+        if args.resume:
+            if args.dir and os.path.abspath(args.dir) != os.path.abspath(args.resume):
+                raise _Usage("give -dir or -resume, not both")
+            if args.games is not None and args.games < 1:
+                raise _Usage("-games must be at least 1")
+            run = DatagenRun.open(args.resume, args.games)
+            print(f"resuming {run}")
+        else:
+            if not args.dir:
+                raise _Usage("give -dir DIR (a new run) or -resume DIR")
+            if args.openings:
+                problem = file_problem(args.openings)
+                if problem:
+                    raise RunError(f"openings {problem}")
+            config = DatagenConfig(
+                games=DatagenConfig.games if args.games is None else args.games,
+                nodes=args.nodes, random_plies=args.random_plies, openings=args.openings,
+                seed=args.seed, tb=args.tb, hash_mb=args.hash, start_nodes=args.start_nodes,
+                start_bound=args.start_bound, win_score=args.win_score,
+                win_plies=args.win_plies, draw_ply=args.draw_ply, draw_score=args.draw_score,
+                draw_plies=args.draw_plies, max_plies=args.max_plies)
+            try:
+                config.check()
+            except ValueError as e:
+                raise _Usage(e) from None
+            if config.openings:
+                config.openings = os.path.abspath(config.openings)
+                from tuner.datagen import load_book
+
+                load_book(config.openings)  # a bad book fails here, not in a worker
+            if config.tb:
+                from wasp.tablebase import Tablebases
+
+                Tablebases(config.tb).close()
+            run = DatagenRun.create(args.dir, config, ["wasp-tune", "datagen", *argv])
+        stats = generate(run, args.concurrency, progress=not args.quiet)
+    except _Usage as e:
+        return fail(prog, e, EXIT_USAGE)
+    except (RunError, ValueError) as e:
+        return fail(prog, e, EXIT_INPUT)
+    except OSError as e:
+        return fail(prog, f"{e.filename}: {e.strerror}", EXIT_INPUT)
+    except KeyboardInterrupt:
+        if run is not None:
+            print(f"\ninterrupted: continue with 'wasp-tune datagen -resume {run.path}'",
+                  file=sys.stderr)
+        return 130
+    print(describe_stats(stats))
+    print(f"data: {run.file('data.txt')} ({stats['positions']} positions); "
+          f"statistics: {run.file('stats.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
