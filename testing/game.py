@@ -130,62 +130,123 @@ def play_game(
     white: Engine, black: Engine, opening: Opening, settings: GameSettings | None = None
 ) -> GameRecord:
     """Play one game; engine failures are scored, never raised."""
-    settings = settings or GameSettings()
-    rec = GameRecord(white=white.name, black=black.name, opening=opening)
-    rec.start_time = time.time()
+    game = _Game(white, black, opening, settings or GameSettings())
+    ending = game.start()
+    while ending is None:
+        ending = game.ply()
+    return game.finish(ending)
+
+
+# How a game ended: (result, termination, reason); `termination` is a key of PGN_TERMINATION.
+Ending = tuple[str, str, str]
+
+
+def _lose(color: chess.Color, termination: str, reason: str) -> Ending:
+    return (_WIN[not color], termination, reason)
+
+
+def _opening_counts(opening: Opening) -> dict:
+    """Position key -> occurrences in the opening's moves (its start position included)."""
     board = opening.board()
-    start_fen = opening.fen
-    moves = list(opening.moves)
-    engines = {chess.WHITE: white, chess.BLACK: black}
-    clocks = {c: (Clock(e.cfg.tc) if e.cfg.tc is not None else None) for c, e in engines.items()}
-    reps: dict = {}
-    replay = opening.board()
-    for _ in range(len(replay.move_stack)):
-        replay.pop()
-    reps[_key(replay)] = 1
+    for _ in range(len(board.move_stack)):
+        board.pop()
+    reps = {_key(board): 1}
     for m in opening.moves:
-        replay.push_uci(m)
-        k = _key(replay)
+        board.push_uci(m)
+        k = _key(board)
         reps[k] = reps.get(k, 0) + 1
+    return reps
 
-    def finish(result: str, termination: str, reason: str) -> GameRecord:
-        rec.result, rec.termination, rec.reason = result, termination, reason
-        return rec
 
-    def lose(color: chess.Color, termination: str, reason: str) -> GameRecord:
-        return finish(_WIN[not color], termination, reason)
+class _Game:
+    """The state of one game under way: the board, the clocks, the record, the adjudication
+    counts; `ply` plays one move and returns the game's ending, if it ended."""
 
-    for color, eng in engines.items():
+    def __init__(self, white: Engine, black: Engine, opening: Opening, settings: GameSettings):
+        self.settings = settings
+        self.rec = GameRecord(white=white.name, black=black.name, opening=opening)
+        self.rec.start_time = time.time()
+        self.board = opening.board()
+        self.start_fen = opening.fen
+        self.moves = list(opening.moves)
+        self.engines = {chess.WHITE: white, chess.BLACK: black}
+        self.clocks = {c: (Clock(e.cfg.tc) if e.cfg.tc is not None else None)
+                       for c, e in self.engines.items()}
+        self.reps = _opening_counts(opening)
+        self.last_recv = None  # when the runner read the previous move
+        self.draw_run = 0
+        self.resign_run = {chess.WHITE: 0, chess.BLACK: 0}
+        self.win_run = {chess.WHITE: 0, chess.BLACK: 0}
+
+    def start(self) -> Ending | None:
+        """Both engines told of the new game; the ending when one of them fails to answer."""
+        for color, eng in self.engines.items():
+            try:
+                eng.new_game(self.start_fen, color == chess.WHITE)
+            except EngineError as e:
+                eng.broken = True
+                self.rec.failed.append("white" if color else "black")
+                kind = "stall" if e.kind == "timeout" else "crash"
+                what = "connection stalls" if kind == "stall" else "disconnects"
+                return _lose(color, kind, f"{_COLOR[color]}'s {what}")
+        return None
+
+    def finish(self, ending: Ending) -> GameRecord:
+        rec = self.rec
+        rec.result, rec.termination, rec.reason = ending
+        rec.final_fen = self.board.fen()
+        _end(rec, self.engines, self.clocks)
+        return _stamp(rec)
+
+    def ply(self) -> Ending | None:
+        """One move of the side to move, from the rules' verdict on the position to the
+        adjudication on the engine's score."""
+        ending = self._rules_ending()
+        if ending is not None:
+            return ending
+        turn = self.board.turn
+        eng, clock = self.engines[turn], self.clocks[turn]
+        lim = self._limits(turn)
         try:
-            eng.new_game(start_fen, color == chess.WHITE)
+            res = eng.go(self.start_fen, self.moves, lim)
         except EngineError as e:
-            eng.broken = True
-            rec.failed.append("white" if color else "black")
-            kind = "stall" if e.kind == "timeout" else "crash"
-            what = "connection stalls" if kind == "stall" else "disconnects"
-            _end(rec, engines, clocks)
-            rec.final_fen = board.fen()
-            return _stamp(lose(color, kind, f"{_COLOR[color]}'s {what}"))
+            return self._failed(turn, e, lim.timeout)
+        latency = self._charge(turn, res)
+        ending = self._forfeit(turn, res)
+        if ending is not None:
+            return ending
+        move = _parse_move(self.board, res.move)
+        if move is None:
+            return _lose(turn, "illegal-move", f"{_COLOR[turn]} makes an illegal move: {res.move}")
+        uci = move.uci()
+        info = MoveInfo(uci, res.score, res.mate, res.depth, res.elapsed, res.seldepth,
+                        res.nodes, res.nps, res.hashfull, res.tbhits, res.pv,
+                        clock.remaining if clock is not None and not clock.tc.infinite else None,
+                        latency)
+        self.rec.moves.append(info)
+        self.board.push(move)
+        self.moves.append(uci)
+        k = _key(self.board)
+        self.reps[k] = self.reps.get(k, 0) + 1
+        if self.settings.ponder and res.ponder:
+            self._ponder(turn, lim, res.ponder)
+        return self._adjudicate(turn, _cp(info))
 
-    draw_run = 0
-    resign_run = {chess.WHITE: 0, chess.BLACK: 0}
-    win_run = {chess.WHITE: 0, chess.BLACK: 0}
-    last_recv = None
-    result = None
-    while result is None:
-        result = _rules(board, reps)
-        if result is None and settings.tb is not None:
-            result = tablebase_result(board, settings.tb)
-        if result is not None:
-            break
-        if settings.maxmoves and rec.plies >= 2 * settings.maxmoves:
-            result = finish("1/2-1/2", "max-moves", "Draw by adjudication: maximum moves")
-            break
-        turn = board.turn
-        eng = engines[turn]
-        cfg = eng.cfg
-        clock = clocks[turn]
-        other = clocks[not turn]
+    def _rules_ending(self) -> Ending | None:
+        """The game's end by the rules, the tablebases or the move limit, before a move."""
+        ending = _rules(self.board, self.reps)
+        if ending is None and self.settings.tb is not None:
+            ending = tablebase_result(self.board, self.settings.tb)
+        if ending is None and self.settings.maxmoves and \
+                self.rec.plies >= 2 * self.settings.maxmoves:
+            ending = ("1/2-1/2", "max-moves", "Draw by adjudication: maximum moves")
+        return ending
+
+    def _limits(self, turn: chess.Color) -> Limits:
+        """The mover's search limits: both clocks, a fixed move time, nodes or depth; its
+        `timeout` is when the answer is late."""
+        cfg = self.engines[turn].cfg
+        clock, other = self.clocks[turn], self.clocks[not turn]
         lim = Limits(white=turn == chess.WHITE)
         timeout = UNLIMITED_MOVE_TIMEOUT
         if clock is not None and not clock.tc.infinite:
@@ -204,101 +265,93 @@ def play_game(
         lim.nodes = cfg.nodes
         lim.depth = cfg.depth
         lim.timeout = timeout
-        try:
-            res = eng.go(start_fen, moves, lim)
-        except EngineError as e:
-            side = "white" if turn else "black"
-            if isinstance(e, EngineCrashed):
-                eng.broken = True
-                rec.failed.append(side)
-                result = lose(turn, "crash", f"{_COLOR[turn]} disconnects")
-            elif eng.stop():
-                rec.time_loss = True
-                if clock is not None:  # no answer by the flag: charge the time it had
-                    clock.punch(timeout, cfg.margin)
-                if turn == chess.WHITE:
-                    rec.white_time += timeout
-                else:
-                    rec.black_time += timeout
-                result = lose(turn, "timeout", f"{_COLOR[turn]} loses on time")
+        return lim
+
+    def _failed(self, turn: chess.Color, e: EngineError, timeout: float) -> Ending:
+        """No move from the engine: a crash, a loss on time (it answered `stop`, late) or a
+        stalled connection; the time it had is charged for a loss on time."""
+        eng, clock, rec = self.engines[turn], self.clocks[turn], self.rec
+        side = "white" if turn else "black"
+        if isinstance(e, EngineCrashed):
+            eng.broken = True
+            rec.failed.append(side)
+            return _lose(turn, "crash", f"{_COLOR[turn]} disconnects")
+        if eng.stop():
+            rec.time_loss = True
+            if clock is not None:  # no answer by the flag: charge the time it had
+                clock.punch(timeout, eng.cfg.margin)
+            if turn == chess.WHITE:
+                rec.white_time += timeout
             else:
-                eng.broken = True
-                rec.failed.append(side)
-                result = lose(turn, "stall", f"{_COLOR[turn]}'s connection stalls")
-            break
+                rec.black_time += timeout
+            return _lose(turn, "timeout", f"{_COLOR[turn]} loses on time")
+        eng.broken = True
+        rec.failed.append(side)
+        return _lose(turn, "stall", f"{_COLOR[turn]}'s connection stalls")
+
+    def _charge(self, turn: chess.Color, res) -> float | None:
+        """Record the move's thinking time and the runner's latency since the previous move
+        (returned; None for the first move)."""
+        eng, rec = self.engines[turn], self.rec
         t_sent = eng.p.last_read - res.elapsed if eng.p is not None else 0.0
         latency = None
-        if last_recv is not None:
-            latency = t_sent - last_recv
+        if self.last_recv is not None:
+            latency = t_sent - self.last_recv
             rec.latencies.append(latency)
-        last_recv = eng.p.last_read if eng.p is not None else None
+        self.last_recv = eng.p.last_read if eng.p is not None else None
         if turn == chess.WHITE:
             rec.white_time += res.elapsed
         else:
             rec.black_time += res.elapsed
+        return latency
+
+    def _forfeit(self, turn: chess.Color, res) -> Ending | None:
+        """A resignation, or a loss on time: the clock's flag fell or the move time was
+        overstepped by more than the margin."""
+        cfg, clock = self.engines[turn].cfg, self.clocks[turn]
         if res.resign:
-            result = lose(turn, "resign", f"{_COLOR[turn]} resigns")
-            break
+            return _lose(turn, "resign", f"{_COLOR[turn]} resigns")
         if clock is not None:
-            if not clock.punch(res.elapsed, cfg.margin):
-                rec.time_loss = True
-                result = lose(turn, "timeout", f"{_COLOR[turn]} loses on time")
-                break
-        elif cfg.st is not None and res.elapsed > cfg.st + cfg.margin:
-            rec.time_loss = True
-            result = lose(turn, "timeout", f"{_COLOR[turn]} loses on time")
-            break
-        move = _parse_move(board, res.move)
-        if move is None:
-            result = lose(turn, "illegal-move", f"{_COLOR[turn]} makes an illegal move: {res.move}")
-            break
-        uci = move.uci()
-        info = MoveInfo(uci, res.score, res.mate, res.depth, res.elapsed, res.seldepth,
-                        res.nodes, res.nps, res.hashfull, res.tbhits, res.pv,
-                        clock.remaining if clock is not None and not clock.tc.infinite else None,
-                        latency)
-        rec.moves.append(info)
-        board.push(move)
-        moves.append(uci)
-        k = _key(board)
-        reps[k] = reps.get(k, 0) + 1
-        if settings.ponder and res.ponder:
-            ponder_lim = Limits(**lim.__dict__)
-            if clock is not None and not clock.tc.infinite:
-                if turn == chess.WHITE:
-                    ponder_lim.wtime = clock.remaining
-                else:
-                    ponder_lim.btime = clock.remaining
-                ponder_lim.white = not turn
-            try:
-                eng.ponder(start_fen, moves + [res.ponder], ponder_lim)
-            except EngineError:
-                eng.broken = True
-        # Adjudication on the engines' own scores.
-        cp = _cp(info)
+            late = not clock.punch(res.elapsed, cfg.margin)
+        else:
+            late = cfg.st is not None and res.elapsed > cfg.st + cfg.margin
+        if late:
+            self.rec.time_loss = True
+            return _lose(turn, "timeout", f"{_COLOR[turn]} loses on time")
+        return None
+
+    def _ponder(self, turn: chess.Color, lim: Limits, ponder_move: str) -> None:
+        """Let the mover think on the opponent's time, from its expected reply."""
+        eng, clock = self.engines[turn], self.clocks[turn]
+        ponder_lim = Limits(**lim.__dict__)
+        if clock is not None and not clock.tc.infinite:
+            if turn == chess.WHITE:
+                ponder_lim.wtime = clock.remaining
+            else:
+                ponder_lim.btime = clock.remaining
+            ponder_lim.white = not turn
+        try:
+            eng.ponder(self.start_fen, self.moves + [ponder_move], ponder_lim)
+        except EngineError:
+            eng.broken = True
+
+    def _adjudicate(self, turn: chess.Color, cp: int | None) -> Ending | None:
+        """Draw and resign adjudication on the engines' own scores (`cp`: the mover's)."""
+        settings = self.settings
         if settings.draw is not None:
             d = settings.draw
-            draw_run = draw_run + 1 if cp is not None and abs(cp) <= d.score else 0
-            if draw_run >= 2 * d.movecount and board.fullmove_number >= d.movenumber:
-                result = finish("1/2-1/2", "adjudication", "Draw by adjudication")
-                break
+            self.draw_run = self.draw_run + 1 if cp is not None and abs(cp) <= d.score else 0
+            if self.draw_run >= 2 * d.movecount and self.board.fullmove_number >= d.movenumber:
+                return ("1/2-1/2", "adjudication", "Draw by adjudication")
         if settings.resign is not None:
             r = settings.resign
-            resign_run[turn] = resign_run[turn] + 1 if cp is not None and cp <= -r.score else 0
-            win_run[turn] = win_run[turn] + 1 if cp is not None and cp >= r.score else 0
-            if resign_run[turn] >= r.movecount and (
-                not r.twosided or win_run[not turn] >= r.movecount
-            ):
+            lost, won = self.resign_run, self.win_run
+            lost[turn] = lost[turn] + 1 if cp is not None and cp <= -r.score else 0
+            won[turn] = won[turn] + 1 if cp is not None and cp >= r.score else 0
+            if lost[turn] >= r.movecount and (not r.twosided or won[not turn] >= r.movecount):
                 winner = not turn
-                result = finish(
-                    _WIN[winner], "adjudication", f"{_COLOR[winner]} wins by adjudication"
-                )
-                break
-    if isinstance(result, tuple):
-        finish(*result)
-    rec.final_fen = board.fen()
-    _end(rec, engines, clocks)
-    return _stamp(rec)
+                return (_WIN[winner], "adjudication", f"{_COLOR[winner]} wins by adjudication")
+        return None
 
 
 def _stamp(rec: GameRecord) -> GameRecord:

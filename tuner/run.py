@@ -91,19 +91,128 @@ def _csv_row(values):
     return ",".join(out)
 
 
+@dataclass
+class Best:
+    """The parameters of the lowest validation E so far (params.txt) and the pass after
+    which they were reached (0: the start)."""
+
+    passes: int
+    e_valid: float
+    W: list
+
+    def to_json(self) -> dict:
+        return {"pass": self.passes, "e_valid": self.e_valid, "W": self.W}
+
+
+@dataclass
+class RunState:
+    """Where a run stands: state.json, replaced atomically after each parameter.
+
+    The JSON keys are the field names, except ``pass`` (`passes`); the fields after `elapsed`
+    are written only once set, and a state.json without them (an older run) reads as unset.
+    """
+
+    W: list  # the current parameters
+    W0: list  # the starting parameters (the regularisation's anchor)
+    passes: int = 0  # passes finished; the one under way is passes + 1
+    cursor: int = 0  # the next parameter (or epoch) of the pass under way
+    moved: int = 0  # parameters moved in the pass under way
+    history_rows: int = 0  # rows of history.csv and passes.csv this state accounts for
+    pass_rows: int = 0
+    leaves_pass: int = -1  # the pass whose start resolved leaves.npz (-1: none yet)
+    done: bool = False
+    K: float = 0.0
+    elapsed: float = 0.0  # tuning seconds, over every session of the run
+    frequent: list | None = None  # -min-count: the weights tuned, settled at the start
+    start_row: bool = False  # passes.csv holds pass 0 (the starting parameters)
+    best: Best | None = None
+    stale: int | None = None  # passes since the lowest validation E
+    stopped: str = ""  # "patience" when the run stopped for it
+    gradient: str = ""  # the gradient methods' last checkpoint (gradient-<pass>.npz)
+
+    _REQUIRED = ("pass", "cursor", "moved", "history_rows", "pass_rows", "leaves_pass", "done",
+                 "W", "W0", "K", "elapsed")
+
+    @classmethod
+    def start(cls, W) -> "RunState":
+        W = [int(v) for v in W]
+        return cls(W=W, W0=list(W))
+
+    @classmethod
+    def from_json(cls, d: dict) -> "RunState":
+        best = d.get("best")
+        return cls(W=d["W"], W0=d.get("W0", d["W"]), passes=d["pass"], cursor=d["cursor"],
+                   moved=d["moved"], history_rows=d["history_rows"], pass_rows=d["pass_rows"],
+                   leaves_pass=d["leaves_pass"], done=d["done"], K=float(d.get("K", 0.0)),
+                   elapsed=d.get("elapsed", 0.0), frequent=d.get("frequent"),
+                   start_row=bool(d.get("start_row", False)),
+                   best=None if best is None else Best(best["pass"], best["e_valid"], best["W"]),
+                   stale=d.get("stale"), stopped=d.get("stopped", ""),
+                   gradient=d.get("gradient", ""))
+
+    def to_json(self) -> dict:
+        d = {"pass": self.passes, "cursor": self.cursor, "moved": self.moved,
+             "history_rows": self.history_rows, "pass_rows": self.pass_rows,
+             "leaves_pass": self.leaves_pass, "done": self.done, "W": self.W, "W0": self.W0,
+             "K": self.K, "elapsed": self.elapsed}
+        optional = {"frequent": self.frequent, "start_row": self.start_row or None,
+                    "best": None if self.best is None else self.best.to_json(),
+                    "stale": self.stale, "stopped": self.stopped or None,
+                    "gradient": self.gradient or None}
+        d.update((k, v) for k, v in optional.items() if v is not None)
+        return d
+
+
+@dataclass
+class _Session:
+    """What one call of `Run.tune` works with besides the saved state: the sets, the scorer,
+    K, the weights tuned, and the leaves (and what follows from them) while they hold."""
+
+    train: object
+    valid: object
+    sc: Scorer
+    K: float
+    gradient: bool  # a gradient method (one epoch a pass) rather than a coordinate search
+    indices: np.ndarray  # the weights tuned
+    W0: np.ndarray  # the starting weights (float), for the regularisation
+    t_start: float  # time.time() less the run's earlier tuning time
+    leaves_t: np.ndarray | None = None
+    leaves_v: np.ndarray | None = None
+    W_resolved: np.ndarray | None = None  # the W the leaves were resolved with
+    q_start: tuple | None = None  # qsearch scores of the starting W (pass 0's row)
+    traces: object = None  # sparse traces of the leaves (gradient methods)
+    gstate: object = None  # the gradient method's float weights and moments
+
+    def seconds(self) -> float:
+        return round(time.time() - self.t_start, 3)
+
+    def e_train(self, W) -> float:
+        """E of the training set at its leaves."""
+        return error(self.sc.leaf_scores(W, self.leaves_t), self.train.results, self.K)
+
+    def e_valid(self, W) -> float:
+        """E of the validation set at its leaves."""
+        return error(self.sc.leaf_scores(W, self.leaves_v), self.valid.results, self.K)
+
+    def e_qsearch(self, W) -> tuple[float, float]:
+        """E of both sets after a full quiescence search."""
+        return (error(self.sc.qsearch_scores(W, self.train.rows)[0], self.train.results, self.K),
+                error(self.sc.qsearch_scores(W, self.valid.rows)[0], self.valid.results, self.K))
+
+
 class Run:
     """A run directory; `Run.create(dir, config)` or `Run.open(dir)` (to resume), then `tune()`."""
 
-    def __init__(self, run_dir, config, state):
+    def __init__(self, run_dir, config, state: RunState):
         self.dir = str(run_dir)
         self.config = config
         self.state = state
-        self.K = float(state.get("K", 0.0))
+        self.K = float(state.K)
         self._train = self._valid = None
 
     def __repr__(self):
-        return (f"Run({self.dir!r}, method={self.config.method}, pass={self.state['pass']}, "
-                f"next={self.state['cursor']})")
+        return (f"Run({self.dir!r}, method={self.config.method}, pass={self.state.passes}, "
+                f"next={self.state.cursor})")
 
     # -- files ---------------------------------------------------------------
 
@@ -123,11 +232,8 @@ class Run:
         os.makedirs(run_dir, exist_ok=True)
         mark(run_dir, TuningReader.KIND)
         W = P.load(config.init) if config.init else P.default_weights()
-        state = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
-                 "leaves_pass": -1, "done": False, "W": [int(v) for v in W],
-                 "W0": [int(v) for v in W], "K": 0.0, "elapsed": 0.0}
-        run = cls(run_dir, config, state)
-        _write_atomic(run.path("run.json"), json.dumps(asdict(config), indent=2) + "\n")
+        run = cls(run_dir, config, RunState.start(W))
+        run._write_config()
         _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, 0)
         _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, 0)
         run._save()
@@ -140,60 +246,72 @@ class Run:
         if threads:
             config.threads = threads  # the thread count does not change any result
         with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
-            state = json.load(f)
+            state = RunState.from_json(json.load(f))
         run = cls(run_dir, config, state)
-        _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, state["history_rows"])
-        _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, state["pass_rows"])
+        _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, state.history_rows)
+        _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, state.pass_rows)
         return run
+
+    def _write_config(self):
+        _write_atomic(self.path("run.json"), json.dumps(asdict(self.config), indent=2) + "\n")
 
     @property
     def W(self):
-        return np.array(self.state["W"], dtype=np.int64)
+        return np.array(self.state.W, dtype=np.int64)
 
     def _save(self, W=None):
         if W is not None:
-            self.state["W"] = [int(v) for v in W]
-        self.state["K"] = self.K
+            self.state.W = [int(v) for v in W]
+        self.state.K = self.K
         text = P.format_params(self.W)
         _write_atomic(self.path("params-last.txt"), text)
-        best = self.state.get("best")
-        if best is not None:
-            text = P.format_params(np.array(best["W"], dtype=np.int64))
+        if self.state.best is not None:
+            text = P.format_params(np.array(self.state.best.W, dtype=np.int64))
         _write_atomic(self.path("params.txt"), text)
-        _write_atomic(self.path("state.json"), json.dumps(self.state) + "\n")
+        _write_atomic(self.path("state.json"), json.dumps(self.state.to_json()) + "\n")
 
     @property
     def best_W(self):
         """The parameters of params.txt: the lowest validation E, or the current ones."""
-        best = self.state.get("best")
-        return self.W if best is None else np.array(best["W"], dtype=np.int64)
+        best = self.state.best
+        return self.W if best is None else np.array(best.W, dtype=np.int64)
 
     def _track_best(self, done, e_valid, log):
         """After pass `done` (0: the start), keep the parameters if `e_valid` is the lowest
         validation E so far; count the passes without a gain and stop after `patience`."""
         if not np.isfinite(e_valid):  # no validation set: params.txt follows the run
             return
-        best = self.state.get("best")
-        if best is None or e_valid < best["e_valid"]:
-            self.state["best"] = {"pass": done, "e_valid": float(e_valid),
-                                  "W": [int(v) for v in self.W]}
-            self.state["stale"] = 0
+        st = self.state
+        best = st.best
+        if best is None or e_valid < best.e_valid:
+            st.best = Best(done, float(e_valid), [int(v) for v in self.W])
+            st.stale = 0
             return
-        self.state["stale"] = self.state.get("stale", 0) + 1
-        log(f"validation E {e_valid:.6f} is above its lowest, {best['e_valid']:.6f} after pass "
-            f"{best['pass']} ({self.state['stale']} pass{'es' if self.state['stale'] > 1 else ''}"
+        st.stale = (st.stale or 0) + 1
+        log(f"validation E {e_valid:.6f} is above its lowest, {best.e_valid:.6f} after pass "
+            f"{best.passes} ({st.stale} pass{'es' if st.stale > 1 else ''}"
             f" without a gain: fitting the training set's noise)")
         patience = self.config.patience
-        if patience and self.state["stale"] >= patience:
-            self.state["done"] = True
-            self.state["stopped"] = "patience"
-            log(f"stopping: {self.state['stale']} passes without a lower validation E "
-                f"(-patience {patience}); params.txt holds pass {best['pass']}'s parameters, "
+        if patience and st.stale >= patience:
+            st.done = True
+            st.stopped = "patience"
+            log(f"stopping: {st.stale} passes without a lower validation E "
+                f"(-patience {patience}); params.txt holds pass {best.passes}'s parameters, "
                 f"params-last.txt the last ones")
 
     def _append(self, name, values):
         with open(self.path(name), "a", encoding="utf-8") as f:
             f.write(_csv_row(values) + "\n")
+
+    def _history_row(self, s: _Session, passes, parameter, old, new, e_train, e_valid):
+        self._append("history.csv", [passes, parameter, old, new, e_train, e_valid,
+                                     s.seconds()])
+        self.state.history_rows += 1
+
+    def _pass_row(self, s: _Session, passes, moved, e_train, e_valid, eq_train, eq_valid):
+        self._append("passes.csv", [passes, moved, e_train, e_valid, eq_train, eq_valid,
+                                    s.seconds()])
+        self.state.pass_rows += 1
 
     # -- data ----------------------------------------------------------------
 
@@ -228,8 +346,26 @@ class Run:
     def _tune(self, progress=True, log=print):
         """Run passes until no parameter moves, max_passes or `patience` passes without a lower
         validation E; returns the parameters of params.txt (see the module docstring)."""
-        from tqdm import tqdm
+        s = self._start_session(log)
+        st = self.state
+        while not st.done and st.passes < self.config.max_passes:
+            self._resolve_leaves(s)
+            t0 = time.time()
+            if st.passes == 0 and st.cursor == 0 and not st.start_row:
+                self._start_row(s, log)
+            if s.gradient and st.cursor < len(s.indices):
+                self._gradient_epoch(s, log)
+            elif not s.gradient:
+                self._coordinate_pass(s, t0, progress)
+            self._end_pass(s, log)
+        best = st.best
+        if best is not None and best.passes != st.passes and st.stopped != "patience":
+            log(f"lowest validation E {best.e_valid:.6f} after pass {best.passes}: those "
+                f"parameters are params.txt (the last ones: params-last.txt)")
+        return self.best_W
 
+    def _start_session(self, log) -> _Session:
+        """The data, K (fitted once, then kept in run.json) and the weights to tune."""
         c = self.config
         if self._train is None:
             ps = self.load_data()
@@ -245,162 +381,156 @@ class Run:
                 q, _ = sc.qsearch_scores(self.W, train.rows)
                 self.K = fit_k(q, train.results)
             c.k = self.K
-            _write_atomic(self.path("run.json"), json.dumps(asdict(c), indent=2) + "\n")
+            self._write_config()
             self._save()
             log(f"K = {self.K:.6f}")
-        K = self.K
         gradient = c.method in (M.ADAM, M.ADAGRAD)
         indices = M.select_weights(c.params, linear_only=gradient)
         if c.min_count > 0:  # settled once, at the start, so a resumed run tunes the same set
-            if "frequent" not in self.state:
+            if self.state.frequent is None:
                 from tuner.sparse import sparse_traces
 
                 kept = M.frequent(indices, sparse_traces(self.W, train.rows, c.threads),
                                   c.min_count)
-                self.state["frequent"] = [int(i) for i in kept]
+                self.state.frequent = [int(i) for i in kept]
                 self._save()
                 log(f"min count {c.min_count}: {len(kept)} of {len(indices)} weights tuned")
-            indices = np.asarray(self.state["frequent"], dtype=np.int64)
-        W0 = np.array(self.state.get("W0", self.state["W"]), dtype=np.float64)
+            indices = np.asarray(self.state.frequent, dtype=np.int64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
-        leaves_t = leaves_v = None
-        q_start = None  # qsearch scores of the starting W (pass 0's row)
-        traces = None
-        gstate = None
-        t_start = time.time() - self.state.get("elapsed", 0.0)
+        return _Session(train, valid, sc, self.K, gradient, indices,
+                        np.array(self.state.W0, dtype=np.float64),
+                        time.time() - self.state.elapsed)
 
-        while not self.state["done"] and self.state["pass"] < c.max_passes:
-            p = self.state["pass"]
+    def _resolve_leaves(self, s: _Session):
+        """The leaves of both sets: resolved again at the start of every resolve_every-th pass
+        (and saved in leaves.npz), else those of leaves.npz."""
+        st, p = self.state, self.state.passes
+        want = p - p % max(1, self.config.resolve_every)
+        if st.leaves_pass != want and st.cursor == 0:
             W = self.W
-            # leaves: re-resolved at the start of every resolve_every-th pass
-            want = p - p % max(1, c.resolve_every)
-            if self.state["leaves_pass"] != want and self.state["cursor"] == 0:
-                q_t, leaves_t = sc.qsearch_scores(W, train.rows)
-                q_v, leaves_v = sc.qsearch_scores(W, valid.rows)
-                if p == 0:
-                    q_start = q_t, q_v
-                tmp = self.path("leaves.tmp.npz")
-                np.savez(tmp, train=leaves_t, valid=leaves_v, tag=want, W=W)
-                os.replace(tmp, self.path("leaves.npz"))
-                self.state["leaves_pass"] = want
-                self._save()
-                traces = None
-                W_resolved = W
-            elif leaves_t is None:
-                with np.load(self.path("leaves.npz")) as z:
-                    leaves_t, leaves_v, W_resolved = z["train"], z["valid"], z["W"]
-            t0 = time.time()
-            if p == 0 and self.state["cursor"] == 0 and not self.state.get("start_row"):
-                # pass 0: the starting parameters, in passes.csv and as the first best
-                e_t = error(sc.leaf_scores(W, leaves_t), train.results, K)
-                e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
-                if q_start is None:
-                    q_start = sc.qsearch_scores(W, train.rows)[0], sc.qsearch_scores(
-                        W, valid.rows)[0]
-                eq_t = error(q_start[0], train.results, K)
-                eq_v = error(q_start[1], valid.results, K)
-                self._append("passes.csv", [0, 0, e_t, e_v, eq_t, eq_v,
-                                            round(time.time() - t_start, 3)])
-                self.state["pass_rows"] += 1
-                self.state["start_row"] = True
-                self._track_best(0, eq_v, log)
-                self._save()
-                log(f"start: E train {e_t:.6f} valid {e_v:.6f} (qsearch {eq_t:.6f} / "
-                    f"{eq_v:.6f})")
-
-            def f(Wx, _rows=leaves_t, _res=train.results):
-                return error(sc.leaf_scores(Wx, _rows), _res, K)
-
-            def objective(Wx, _f=f):
-                return _f(Wx) + M.penalty(Wx, W0, c.reg, indices)
-
-            if gradient and self.state["cursor"] < len(indices):
-                if traces is None:
-                    from tuner.sparse import sparse_traces
-
-                    traces = sparse_traces(W_resolved, leaves_t, c.threads)
-                if gstate is None:
-                    gstate = M.GradientState(W, c.method, c.lr or None)
-                    if self.state.get("gradient"):
-                        with np.load(self.path(self.state["gradient"])) as z:
-                            gstate.restore(z)
-                mask = np.zeros(P.N_WEIGHTS, dtype=bool)
-                mask[indices] = True
-                M.gradient_epoch(gstate, traces, train.results, K, mask, c.batch_size,
-                                 seed=c.seed * 100003 + p, reg=c.reg, W0=W0)
-                W_new = gstate.rounded(W)
-                moved = int(np.sum(W_new != W))
-                e_t = f(W_new)
-                e_v = error(sc.leaf_scores(W_new, leaves_v), valid.results, K)
-                previous = self.state.get("gradient")
-                name = f"gradient-{p}.npz"
-                tmp = self.path("gradient.tmp.npz")
-                np.savez(tmp, **gstate.arrays())
-                os.replace(tmp, self.path(name))
-                self.state["gradient"] = name
-                self._append("history.csv", [p + 1, "epoch", float("nan"), float(moved), e_t, e_v,
-                                             round(time.time() - t_start, 3)])
-                self.state["history_rows"] += 1
-                self.state["moved"] = moved
-                self.state["cursor"] = len(indices)
-                self._save(W_new)
-                if previous and previous != name and os.path.exists(self.path(previous)):
-                    os.remove(self.path(previous))
-                log(f"epoch {p + 1}: E train {e_t:.6f}, E valid {e_v:.6f}, {moved} weights "
-                    f"changed")
-            elif not gradient:
-                e = objective(W)
-                bar = tqdm(total=len(indices), initial=self.state["cursor"], disable=not progress,
-                           desc=f"pass {p + 1}", unit="param", dynamic_ncols=True)
-                evals = [0]
-
-                def fc(Wx, _evals=evals, _f=objective):
-                    _evals[0] += 1
-                    return _f(Wx)
-
-                for k in range(self.state["cursor"], len(indices)):
-                    i = int(indices[k])
-                    old, new, e = M.tune_parameter(c.method, fc, W, i, e, c.partial)
-                    e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
-                    e_plain = e - M.penalty(W, W0, c.reg, indices)  # history: E itself
-                    self._append("history.csv", [p + 1, M.weight_label(i), old, new, e_plain, e_v,
-                                                 round(time.time() - t_start, 3)])
-                    self.state["history_rows"] += 1
-                    self.state["cursor"] = k + 1
-                    self.state["moved"] += int(new != old)
-                    self.state["elapsed"] = time.time() - t_start
-                    self._save(W)
-                    dt = max(1e-9, time.time() - t0)
-                    bar.set_postfix(E=f"{e_plain:.6f}", pos_s=f"{evals[0] * len(train) / dt:.3g}")
-                    bar.update(1)
-                bar.close()
-            # end of the pass: full quiescence E of both sets
-            W = self.W
-            eq_t = error(sc.qsearch_scores(W, train.rows)[0], train.results, K)
-            eq_v = error(sc.qsearch_scores(W, valid.rows)[0], valid.results, K)
-            e_t = f(W)
-            e_v = error(sc.leaf_scores(W, leaves_v), valid.results, K)
-            moved = self.state["moved"]
-            self._append("passes.csv", [p + 1, moved, e_t, e_v, eq_t, eq_v,
-                                        round(time.time() - t_start, 3)])
-            self.state["pass_rows"] += 1
-            log(f"pass {p + 1}: {moved} moved; E train {e_t:.6f} valid {e_v:.6f} "
-                f"(qsearch {eq_t:.6f} / {eq_v:.6f})")
-            self.state["pass"] = p + 1
-            self.state["cursor"] = 0
-            self.state["moved"] = 0
-            if moved == 0:
-                self.state["done"] = True
-            self._track_best(p + 1, eq_v, log)
-            self.state["elapsed"] = time.time() - t_start
+            q_t, s.leaves_t = s.sc.qsearch_scores(W, s.train.rows)
+            q_v, s.leaves_v = s.sc.qsearch_scores(W, s.valid.rows)
+            if p == 0:
+                s.q_start = q_t, q_v
+            tmp = self.path("leaves.tmp.npz")
+            np.savez(tmp, train=s.leaves_t, valid=s.leaves_v, tag=want, W=W)
+            os.replace(tmp, self.path("leaves.npz"))
+            st.leaves_pass = want
             self._save()
-        best = self.state.get("best")
-        if best is not None and best["pass"] != self.state["pass"] and \
-                self.state.get("stopped") != "patience":
-            log(f"lowest validation E {best['e_valid']:.6f} after pass {best['pass']}: those "
-                f"parameters are params.txt (the last ones: params-last.txt)")
-        return self.best_W
+            s.traces = None
+            s.W_resolved = W
+        elif s.leaves_t is None:
+            with np.load(self.path("leaves.npz")) as z:
+                s.leaves_t, s.leaves_v, s.W_resolved = z["train"], z["valid"], z["W"]
+
+    def _start_row(self, s: _Session, log):
+        """Pass 0: the starting parameters, in passes.csv and as the first best."""
+        W = self.W
+        e_t, e_v = s.e_train(W), s.e_valid(W)
+        if s.q_start is None:
+            s.q_start = (s.sc.qsearch_scores(W, s.train.rows)[0],
+                         s.sc.qsearch_scores(W, s.valid.rows)[0])
+        eq_t = error(s.q_start[0], s.train.results, s.K)
+        eq_v = error(s.q_start[1], s.valid.results, s.K)
+        self._pass_row(s, 0, 0, e_t, e_v, eq_t, eq_v)
+        self.state.start_row = True
+        self._track_best(0, eq_v, log)
+        self._save()
+        log(f"start: E train {e_t:.6f} valid {e_v:.6f} (qsearch {eq_t:.6f} / {eq_v:.6f})")
+
+    def _objective(self, s: _Session):
+        """The training E at the leaves plus the L2 pull toward the starting weights."""
+        c = self.config
+        return lambda Wx: s.e_train(Wx) + M.penalty(Wx, s.W0, c.reg, s.indices)
+
+    def _gradient_epoch(self, s: _Session, log):
+        """A gradient method's pass: one epoch over the training leaves, then a checkpoint of
+        its float weights and moments (gradient-<pass>.npz)."""
+        c, st, p = self.config, self.state, self.state.passes
+        W = self.W
+        if s.traces is None:
+            from tuner.sparse import sparse_traces
+
+            s.traces = sparse_traces(s.W_resolved, s.leaves_t, c.threads)
+        if s.gstate is None:
+            s.gstate = M.GradientState(W, c.method, c.lr or None)
+            if st.gradient:
+                with np.load(self.path(st.gradient)) as z:
+                    s.gstate.restore(z)
+        mask = np.zeros(P.N_WEIGHTS, dtype=bool)
+        mask[s.indices] = True
+        M.gradient_epoch(s.gstate, s.traces, s.train.results, s.K, mask, c.batch_size,
+                         seed=c.seed * 100003 + p, reg=c.reg, W0=s.W0)
+        W_new = s.gstate.rounded(W)
+        moved = int(np.sum(W_new != W))
+        e_t, e_v = s.e_train(W_new), s.e_valid(W_new)
+        previous = st.gradient
+        name = f"gradient-{p}.npz"
+        tmp = self.path("gradient.tmp.npz")
+        np.savez(tmp, **s.gstate.arrays())
+        os.replace(tmp, self.path(name))
+        st.gradient = name
+        self._history_row(s, p + 1, "epoch", float("nan"), float(moved), e_t, e_v)
+        st.moved = moved
+        st.cursor = len(s.indices)
+        self._save(W_new)
+        if previous and previous != name and os.path.exists(self.path(previous)):
+            os.remove(self.path(previous))
+        log(f"epoch {p + 1}: E train {e_t:.6f}, E valid {e_v:.6f}, {moved} weights changed")
+
+    def _coordinate_pass(self, s: _Session, t0, progress):
+        """A coordinate search's pass: each weight from the cursor on settled by the method,
+        with a checkpoint after each (history.csv, state.json)."""
+        from tqdm import tqdm
+
+        c, st, p = self.config, self.state, self.state.passes
+        W = self.W
+        objective = self._objective(s)
+        e = objective(W)
+        bar = tqdm(total=len(s.indices), initial=st.cursor, disable=not progress,
+                   desc=f"pass {p + 1}", unit="param", dynamic_ncols=True)
+        evals = 0
+
+        def counted(Wx):
+            nonlocal evals
+            evals += 1
+            return objective(Wx)
+
+        for k in range(st.cursor, len(s.indices)):
+            i = int(s.indices[k])
+            old, new, e = M.tune_parameter(c.method, counted, W, i, e, c.partial)
+            e_v = s.e_valid(W)
+            e_plain = e - M.penalty(W, s.W0, c.reg, s.indices)  # history: E itself
+            self._history_row(s, p + 1, M.weight_label(i), old, new, e_plain, e_v)
+            st.cursor = k + 1
+            st.moved += int(new != old)
+            st.elapsed = time.time() - s.t_start
+            self._save(W)
+            dt = max(1e-9, time.time() - t0)
+            bar.set_postfix(E=f"{e_plain:.6f}", pos_s=f"{evals * len(s.train) / dt:.3g}")
+            bar.update(1)
+        bar.close()
+
+    def _end_pass(self, s: _Session, log):
+        """The end of a pass: the full quiescence E of both sets in passes.csv, the best so
+        far, and the stop when nothing moved."""
+        st = self.state
+        p, W = st.passes, self.W
+        eq_t, eq_v = s.e_qsearch(W)
+        e_t, e_v = s.e_train(W), s.e_valid(W)
+        moved = st.moved
+        self._pass_row(s, p + 1, moved, e_t, e_v, eq_t, eq_v)
+        log(f"pass {p + 1}: {moved} moved; E train {e_t:.6f} valid {e_v:.6f} "
+            f"(qsearch {eq_t:.6f} / {eq_v:.6f})")
+        st.passes = p + 1
+        st.cursor = 0
+        st.moved = 0
+        if moved == 0:
+            st.done = True
+        self._track_best(p + 1, eq_v, log)
+        st.elapsed = time.time() - s.t_start
+        self._save()
 
 
 class SplitRun(Run):

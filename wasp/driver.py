@@ -16,10 +16,6 @@ import numpy as np
 from wasp.board import move_to_uci
 from wasp.evaluate import clear_eval_cache, default_weights, new_eval_cache
 from wasp.movepick import (
-    F_ASPIRATION,
-    FLAG_NAMES,
-    N_FLAGS,
-    N_TECHNIQUES,
     SD_AGE,
     SD_COUNTER,
     SD_CURRMOVE,
@@ -57,11 +53,14 @@ from wasp.search import (
     root_search,
 )
 from wasp.searchparams import (
+    F_ASPIRATION,
     N_SEARCH_PARAMS,
+    N_TECHNIQUES,
     P_ASPIRATION_DEPTH,
     P_ASPIRATION_WIDEN,
     P_ASPIRATION_WINDOW,
     PARAMS,
+    TECHNIQUES,
     check_value,
     default_search_params,
 )
@@ -119,7 +118,7 @@ class Result:
 
 
 def technique_names() -> tuple[str, ...]:
-    return FLAG_NAMES[:N_TECHNIQUES]
+    return TECHNIQUES
 
 
 class Searcher:
@@ -133,7 +132,7 @@ class Searcher:
         self.E = new_eval_cache(EVAL_CACHE_ENTRIES)
         self.TT = new_table(hash_mb)
         self.SD = np.zeros(SD_SIZE, dtype=np.int64)
-        self.SD[SD_FLAGS:SD_FLAGS + N_FLAGS] = 1
+        self.SD[SD_FLAGS:SD_FLAGS + N_TECHNIQUES] = 1
         self.SD[SD_PARAMS:SD_PARAMS + N_SEARCH_PARAMS] = default_search_params()
         self.MB = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int32)
         self.multipv = 1
@@ -151,10 +150,10 @@ class Searcher:
         self.TT = new_table(mb)
 
     def set_technique(self, name: str, on: bool) -> None:
-        self.SD[SD_FLAGS + FLAG_NAMES.index(name)] = 1 if on else 0
+        self.SD[SD_FLAGS + TECHNIQUES.index(name)] = 1 if on else 0
 
     def technique(self, name: str) -> bool:
-        return bool(self.SD[SD_FLAGS + FLAG_NAMES.index(name)])
+        return bool(self.SD[SD_FLAGS + TECHNIQUES.index(name)])
 
     def set_search_param(self, name: str, value) -> None:
         """One search parameter by name; ValueError (naming it) when unknown or out of range."""

@@ -8,8 +8,13 @@ countermove, quiets with a good history score, bad captures, the rest.
 from numba import njit
 
 from wasp.bitboards import U64
+from wasp.layout import Layout
 from wasp.searchparams import (
+    F_COUNTERMOVE,
+    F_HISTORY,
+    F_KILLERS,
     N_SEARCH_PARAMS,
+    N_TECHNIQUES,
     ORDER_HASH,
     ORDER_UNDER_PROMO,
     P_HISTORY_MAX,
@@ -19,7 +24,6 @@ from wasp.searchparams import (
     P_ORDER_GOOD_HISTORY,
     P_ORDER_KILLER,
     P_ORDER_QUEEN_PROMO,
-    TECHNIQUES,
 )
 from wasp.see import captured_type, see_ge0
 from wasp.types import (
@@ -30,6 +34,7 @@ from wasp.types import (
     MOVE_PROMO_MASK,
     MOVE_PROMO_SHIFT,
     MOVE_TO_SHIFT,
+    N_INFO,
     N_UNDO,
     QUEEN,
     ST_PLY,
@@ -38,63 +43,37 @@ from wasp.types import (
 )
 
 # ---------------------------------------------------------------------------
-# SD: one flat int64 array with everything the search keeps besides the TT.
-N_FLAGS = 32
-SD_FLAGS = 0  # [N_FLAGS] technique switches (F_* below), 1 = on
-SD_STOP = 32  # set to 1 by the Python side (timer, `stop`): the search unwinds
-SD_NODES = 33
-SD_NODE_LIMIT = 34  # 0 = none
-SD_SELDEPTH = 35
-SD_TT_HITS = 36
-SD_TT_PROBES = 37
-SD_AGE = 38  # TT generation, one per `go`
-SD_ROOT_N = 39
-SD_CURRMOVE = 40
-SD_CURRMOVENUM = 41
-SD_QNODES = 42
-SD_ROOT_BEST = 43  # best root move of the iteration so far (0 = none)
-SD_ROOT_PLY = 44  # ST_PLY at the root (the history index where the search starts)
-SD_INFO = 48  # [8] the evaluation's info array
-SD_PARAMS = 64  # [N_SEARCH_PARAMS] the search parameters (wasp.searchparams, P_* indices)
-SD_KILLERS = 128  # [MAX_PLY * 3]
-SD_COUNTER = SD_KILLERS + MAX_PLY * 3  # [piece * 64 + to of the previous move]
-SD_HISTORY = SD_COUNTER + 12 * 64  # [piece * 64 + to]
-SD_PVLEN = SD_HISTORY + 12 * 64  # [ply]
-SD_PV = SD_PVLEN + MAX_PLY  # [ply * MAX_PLY + i] triangular PV table
-SD_SCORES = SD_PV + MAX_PLY * MAX_PLY  # [ply * MAX_MOVES + i] ordering scores
-SD_ROOT_MOVES = SD_SCORES + MAX_PLY * MAX_MOVES  # [MAX_MOVES]
-SD_ROOT_NODES = SD_ROOT_MOVES + MAX_MOVES  # [MAX_MOVES] nodes under each root move
-SD_ROOT_SKIP = SD_ROOT_NODES + MAX_MOVES  # [MAX_MOVES] 1 = excluded (MultiPV lines found)
-SD_ROOT_SCORE = SD_ROOT_SKIP + MAX_MOVES  # [MAX_MOVES] last score of each root move
-SD_NO_NULL = SD_ROOT_SCORE + MAX_MOVES  # [ply] 1 = null move off (verification search)
-SD_SIZE = SD_NO_NULL + MAX_PLY
+# SD: one flat int64 array with everything the search keeps besides the TT, block after block.
+_SD = Layout("search data")
+SD_FLAGS = _SD.add(N_TECHNIQUES)  # technique switches (wasp.searchparams' F_*), 1 = on
+SD_STOP = _SD.add()  # set to 1 by the Python side (timer, `stop`): the search unwinds
+SD_NODES = _SD.add()
+SD_NODE_LIMIT = _SD.add()  # 0 = none
+SD_SELDEPTH = _SD.add()
+SD_TT_HITS = _SD.add()
+SD_TT_PROBES = _SD.add()
+SD_AGE = _SD.add()  # TT generation, one per `go`
+SD_ROOT_N = _SD.add()
+SD_CURRMOVE = _SD.add()
+SD_CURRMOVENUM = _SD.add()
+SD_QNODES = _SD.add()
+SD_ROOT_BEST = _SD.add()  # best root move of the iteration so far (0 = none)
+SD_ROOT_PLY = _SD.add()  # ST_PLY at the root (the history index where the search starts)
+SD_INFO = _SD.add(N_INFO)  # the evaluation's info array
+SD_PARAMS = _SD.add(N_SEARCH_PARAMS)  # the search parameters (wasp.searchparams, P_* indices)
+SD_KILLERS = _SD.add(MAX_PLY * 3)
+SD_COUNTER = _SD.add(12 * 64)  # [piece * 64 + to of the previous move]
+SD_HISTORY = _SD.add(12 * 64)  # [piece * 64 + to]
+SD_PVLEN = _SD.add(MAX_PLY)  # [ply]
+SD_PV = _SD.add(MAX_PLY * MAX_PLY)  # [ply * MAX_PLY + i] triangular PV table
+SD_SCORES = _SD.add(MAX_PLY * MAX_MOVES)  # [ply * MAX_MOVES + i] ordering scores
+SD_ROOT_MOVES = _SD.add(MAX_MOVES)
+SD_ROOT_NODES = _SD.add(MAX_MOVES)  # nodes under each root move
+SD_ROOT_SKIP = _SD.add(MAX_MOVES)  # 1 = excluded (MultiPV lines found)
+SD_ROOT_SCORE = _SD.add(MAX_MOVES)  # last score of each root move
+SD_NO_NULL = _SD.add(MAX_PLY)  # [ply] 1 = null move off (verification search)
+SD_SIZE = _SD.size
 
-# Technique switches (indices into SD_FLAGS); each maps onto a UCI check option.
-F_ASPIRATION = 0
-F_PVS = 1
-F_TT_CUTOFF = 2
-F_IID = 3
-F_RAZORING = 4
-F_STAND_PAT = 5  # early stand-pat (beta) pruning
-F_NULL_MOVE = 6
-F_NULL_VERIFY = 7
-F_FUTILITY = 8  # late-move / futility pruning
-F_LMR = 9
-F_CHECK_EXT = 10
-F_PAWN7_EXT = 11
-F_FRACTIONAL_EXT = 12
-F_KILLERS = 13
-F_COUNTERMOVE = 14
-F_HISTORY = 15
-F_QS_SEE = 16
-F_DELTA = 17
-F_MATE_DISTANCE = 18
-N_TECHNIQUES = 19
-
-FLAG_NAMES = TECHNIQUES
-assert len(FLAG_NAMES) == N_TECHNIQUES
-
-assert N_SEARCH_PARAMS <= SD_KILLERS - SD_PARAMS
 # The ordering score bands and the history limit are search parameters (OrderHash, ...,
 # HistoryMax), read from SD[SD_PARAMS + P_*]; the hash move scores ORDER_HASH.
 

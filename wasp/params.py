@@ -2,9 +2,10 @@
 
 Every term is a `Param` with a name, a shape, whether it has an opening and an endgame value
 (`phased`), whether the evaluation is linear in it (`linear`) and a default in integer
-centipawns. The evaluation kernel reads one flat int64 vector `W`; the offset of each parameter
-in it is a module-level int constant (`<NAME>` for the opening block, `<NAME>_EG` for the
-endgame block of a phased parameter), so changing values needs no recompile.
+centipawns. The evaluation kernel reads one flat int64 vector `W`, so changing values needs no
+recompile; each row of the table below declares the offsets of its parameter in W as
+module-level int constants (`<NAME>` for the opening block, `<NAME>_EG` for the endgame block of
+a phased parameter), laid out in table order by `wasp.layout`.
 
 Layout of a phased parameter of n values: the n opening values, then the n endgame values.
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wasp.layout import Layout
 from wasp.paramfile import assignments, read
 
 
@@ -37,239 +39,263 @@ class Param:
         return () if self.size == 1 else (self.size,)
 
 
-def _build_table():
-    """The terms in evaluation order, with their default values: Wasp 1.02's terms, the values
-    tuned by Texel's method (`datasets/tuned/union-deep-ks.txt`, +64 Elo against Wasp's own at
-    10+0.1; those are kept in `wasp/evalfiles/wasp-1.02.txt`)."""
-    P = []
+_TABLE = Layout("evaluation weights")
+OFFSETS = {}  # parameter name -> offset of its (opening) block in W
 
-    def ph(name, group, mg, eg, linear=True):
-        mg = tuple(mg) if isinstance(mg, (list, tuple)) else (mg,)
-        eg = tuple(eg) if isinstance(eg, (list, tuple)) else (eg,)
-        P.append(Param(name, len(mg), True, linear, group, mg, eg))
 
-    def nl(name, group, values):
-        values = tuple(values) if isinstance(values, (list, tuple)) else (values,)
-        P.append(Param(name, len(values), False, False, group, values))
+def _declare(param: Param) -> int:
+    """Append `param` to the table; the offset of its block in W."""
+    offset = _TABLE.add(param.size * (2 if param.phased else 1), param)
+    OFFSETS[param.name] = offset
+    return offset
 
-    # Material.
-    ph("pawn_value", "material", 71, 94)
-    ph("knight_value", "material", 328, 309)
-    ph("bishop_value", "material", 337, 332)
-    ph("rook_value", "material", 466, 552)
-    ph("queen_value", "material", 976, 1038)
-    ph("bishop_pair", "material", 33, 43)
-    ph("pst_pawn", "pst",  # white's view, a1 first
-        mg=[
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-          -1,    1,    3,    6,    6,    3,    1,   -1,
-          -2,    2,    6,   12,   12,    6,    2,   -2,
-          -3,    3,    9,   18,   18,    9,    3,   -3,
-          -1,    5,   11,   20,   20,   11,    5,   -1,
-           1,    7,   13,   22,   22,   13,    7,    1,
-           0,    0,    0,    0,    0,    0,    0,    0,
-        ],
-        eg=[
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-           3,    3,    3,    3,    3,    3,    3,    3,
-           6,    6,    6,    6,    6,    6,    6,    6,
-           9,    9,    9,    9,    9,    9,    9,    9,
-          12,   12,   12,   12,   12,   12,   12,   12,
-          15,   15,   15,   15,   15,   15,   15,   15,
-           0,    0,    0,    0,    0,    0,    0,    0,
-        ])
-    ph("pst_knight", "pst",  # white's view, a1 first
-        mg=[
-         -12,  -12,  -12,  -12,  -12,  -12,  -12,  -12,
-         -12,   -4,   -4,   -4,   -4,   -4,   -4,  -12,
-         -12,   -4,    8,    8,    8,    8,   -4,  -12,
-         -12,   -4,    8,   16,   16,    8,   -4,  -12,
-         -12,   -4,    8,   16,   16,    8,   -4,  -12,
-         -12,   -4,    8,    8,    8,    8,   -4,  -12,
-         -12,   -4,   -4,   -4,   -4,   -4,   -4,  -12,
-         -12,  -12,  -12,  -12,  -12,  -12,  -12,  -12,
-        ],
-        eg=[
-          -9,   -9,   -9,   -9,   -9,   -9,   -9,   -9,
-          -9,   -3,   -3,   -3,   -3,   -3,   -3,   -9,
-          -9,   -3,    3,    3,    3,    3,   -3,   -9,
-          -9,   -3,    3,    9,    9,    3,   -3,   -9,
-          -9,   -3,    3,    9,    9,    3,   -3,   -9,
-          -9,   -3,    3,    3,    3,    3,   -3,   -9,
-          -9,   -3,   -3,   -3,   -3,   -3,   -3,   -9,
-          -9,   -9,   -9,   -9,   -9,   -9,   -9,   -9,
-        ])
-    ph("pst_bishop", "pst",  # white's view, a1 first
-        mg=[
-          -2,   -6,   -6,   -6,   -6,   -6,   -6,   -2,
-          -6,    2,   -2,   -2,   -2,   -2,    2,   -6,
-          -6,   -2,    6,    2,    2,    6,   -2,   -6,
-          -6,   -2,    2,   10,   10,    2,   -2,   -6,
-          -6,   -2,    2,   10,   10,    2,   -2,   -6,
-          -6,   -2,    6,    2,    2,    6,   -2,   -6,
-          -6,    2,   -2,   -2,   -2,   -2,    2,   -6,
-          -2,   -6,   -6,   -6,   -6,   -6,   -6,   -2,
-        ],
-        eg=[
-          -5,   -5,   -5,   -5,   -5,   -5,   -5,   -5,
-          -5,   -2,   -2,   -2,   -2,   -2,   -2,   -5,
-          -5,   -2,    1,    1,    1,    1,   -2,   -5,
-          -5,   -2,    1,    4,    4,    1,   -2,   -5,
-          -5,   -2,    1,    4,    4,    1,   -2,   -5,
-          -5,   -2,    1,    1,    1,    1,   -2,   -5,
-          -5,   -2,   -2,   -2,   -2,   -2,   -2,   -5,
-          -5,   -5,   -5,   -5,   -5,   -5,   -5,   -5,
-        ])
-    ph("pst_rook", "pst",  # white's view, a1 first
-        mg=[
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-           3,    6,    6,    9,    9,    6,    6,    3,
-          -3,    0,    0,    3,    3,    0,    0,   -3,
-        ],
-        eg=[
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-           0,    0,    0,    0,    0,    0,    0,    0,
-           3,    3,    3,    3,    3,    3,    3,    3,
-           0,    0,    0,    0,    0,    0,    0,    0,
-        ])
-    ph("pst_queen", "pst",  # white's view, a1 first
-        mg=[
-          -6,   -6,   -6,   -3,   -6,   -6,   -6,   -6,
-          -3,   -1,   -1,   -1,   -1,   -1,   -1,   -3,
-          -3,   -1,    1,    1,    1,    1,   -1,   -3,
-          -3,   -1,    1,    3,    3,    1,   -1,   -3,
-          -3,   -1,    1,    3,    3,    1,   -1,   -3,
-          -3,   -1,    1,    1,    1,    1,   -1,   -3,
-          -3,   -1,   -1,   -1,   -1,   -1,   -1,   -3,
-          -3,   -3,   -3,   -3,   -3,   -3,   -3,   -3,
-        ],
-        eg=[
-          -6,   -6,   -6,   -6,   -6,   -6,   -6,   -6,
-          -6,   -2,   -2,   -2,   -2,   -2,   -2,   -6,
-          -6,   -2,    2,    2,    2,    2,   -2,   -6,
-          -6,   -2,    2,    6,    6,    2,   -2,   -6,
-          -6,   -2,    2,    6,    6,    2,   -2,   -6,
-          -6,   -2,    2,    2,    2,    2,   -2,   -6,
-          -6,   -2,   -2,   -2,   -2,   -2,   -2,   -6,
-          -6,   -6,   -6,   -6,   -6,   -6,   -6,   -6,
-        ])
-    ph("pst_king", "pst",  # white's view, a1 first
-        mg=[
-          20,   28,   12,    0,    0,    6,   30,   22,
-           6,   14,   -2,  -14,  -14,   -8,   16,    8,
-          -8,    0,  -16,  -28,  -28,  -22,    2,   -6,
-         -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
-         -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
-         -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
-         -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
-         -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
-        ],
-        eg=[
-         -35,  -35,  -35,  -35,  -35,  -35,  -35,  -35,
-         -35,  -12,  -12,  -12,  -12,  -12,  -12,  -35,
-         -35,  -12,   11,   11,   11,   11,  -12,  -35,
-         -35,  -12,   11,   34,   34,   11,  -12,  -35,
-         -35,  -12,   11,   34,   34,   11,  -12,  -35,
-         -35,  -12,   11,   11,   11,   11,  -12,  -35,
-         -35,  -12,  -12,  -12,  -12,  -12,  -12,  -35,
-         -35,  -35,  -35,  -35,  -35,  -35,  -35,  -35,
+
+def _ph(name, group, mg, eg, linear=True) -> tuple[int, int]:
+    """A phased parameter; the offsets of its opening and endgame values in W."""
+    mg = tuple(mg) if isinstance(mg, (list, tuple)) else (mg,)
+    eg = tuple(eg) if isinstance(eg, (list, tuple)) else (eg,)
+    offset = _declare(Param(name, len(mg), True, linear, group, mg, eg))
+    return offset, offset + len(mg)
+
+
+def _nl(name, group, values) -> int:
+    """An unphased parameter the evaluation is not linear in; its offset in W."""
+    values = tuple(values) if isinstance(values, (list, tuple)) else (values,)
+    return _declare(Param(name, len(values), False, False, group, values))
+
+
+# The terms in evaluation order, each row declaring the offset constants the kernels read,
+# with their default values: Wasp 1.02's terms, the values tuned by Texel's method
+# (`datasets/tuned/union-deep-ks.txt`, +64 Elo against Wasp's own at 10+0.1; those are kept in
+# `wasp/evalfiles/wasp-1.02.txt`).
+
+# Material.
+PAWN_VALUE, PAWN_VALUE_EG = _ph("pawn_value", "material", 71, 94)
+KNIGHT_VALUE, KNIGHT_VALUE_EG = _ph("knight_value", "material", 328, 309)
+BISHOP_VALUE, BISHOP_VALUE_EG = _ph("bishop_value", "material", 337, 332)
+ROOK_VALUE, ROOK_VALUE_EG = _ph("rook_value", "material", 466, 552)
+QUEEN_VALUE, QUEEN_VALUE_EG = _ph("queen_value", "material", 976, 1038)
+BISHOP_PAIR, BISHOP_PAIR_EG = _ph("bishop_pair", "material", 33, 43)
+PST_PAWN, PST_PAWN_EG = _ph(
+    "pst_pawn", "pst",  # white's view, a1 first
+    mg=[
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+      -1,    1,    3,    6,    6,    3,    1,   -1,
+      -2,    2,    6,   12,   12,    6,    2,   -2,
+      -3,    3,    9,   18,   18,    9,    3,   -3,
+      -1,    5,   11,   20,   20,   11,    5,   -1,
+       1,    7,   13,   22,   22,   13,    7,    1,
+       0,    0,    0,    0,    0,    0,    0,    0,
+    ],
+    eg=[
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+       3,    3,    3,    3,    3,    3,    3,    3,
+       6,    6,    6,    6,    6,    6,    6,    6,
+       9,    9,    9,    9,    9,    9,    9,    9,
+      12,   12,   12,   12,   12,   12,   12,   12,
+      15,   15,   15,   15,   15,   15,   15,   15,
+       0,    0,    0,    0,    0,    0,    0,    0,
     ])
-    # Pawn structure: penalties per pawn, candidate bonus by relative rank.
-    ph("pawn_doubled", "pawns", -14, -20)
-    ph("pawn_isolated", "pawns", -5, -12)
-    ph("pawn_backward", "pawns", -2, -10)
-    ph("pawn_weak", "pawns", -10, -5)
-    ph("pawn_candidate", "pawns", [0, 0, 3, -2, 11, 23, 0, 0], [0, 4, 12, 2, 17, 43, 0, 0])
-    # Passed pawns, all by relative rank of the pawn.
-    ph("passed_rank", "passed", [0, 0, 4, 5, 20, 42, 62, 0], [0, 9, 8, 19, 40, 76, 106, 0])
-    ph("passed_safe", "passed", [0, -4, 1, -1, 8, 11, 27, 0], [0, 3, 5, 6, 18, 35, 58, 0])
-    ph("passed_blocked", "passed", [0, 3, -6, -6, -3, -9, -17, 0],
-       [0, 0, -11, -9, -13, -18, -36, 0])
-    ph("passed_own_king_distance", "passed", [0, 3, 2, -3, -4, 1, 8, 0], [0, 0, -4, -6, -5, -11,
-       -16, 0])
-    ph("passed_enemy_king_distance", "passed", [0, -2, -6, -1, -6, 0, -3, 0], [0, -1, 6, 13, 18, 26,
-       40, 0])
-    ph("passed_unstoppable", "passed", 0, 295)
-    # Pieces.
-    ph("knight_mobility", "knights", [-28, -18, -9, -3, 3, 5, 8, 16, 12], [-27, -19, -15, -7, 4, 7,
-       12, 14, 11])
-    ph("knight_outpost", "knights", 27, 8)
-    ph("bishop_mobility", "bishops", [-38, -23, -17, -12, -3, 3, 4, 6, 6, 15, 13, 19, 23, 26], [-35,
-       -31, -25, -11, -4, -2, 7, 7, 14, 14, 18, 22, 28, 31])
-    ph("bishop_outpost", "bishops", 22, 11)
-    ph("bishop_trapped", "bishops", -100, -80)
-    ph("rook_mobility", "rooks", [-28, -11, -16, -13, -7, 2, 0, 10, 8, 3, 8, 12, 6, 7, 14], [-37,
-       -19, -22, -14, -4, 1, 3, 2, 8, 12, 17, 17, 21, 17, 8])
-    ph("rook_open_file", "rooks", 36, -1)
-    ph("rook_semi_open_file", "rooks", 15, 12)
-    ph("rook_seventh", "rooks", 11, 18)
-    ph("rook_trapped", "rooks", -42, -10)
-    ph("queen_mobility", "queens", [-17, -8, -13, -15, -12, -14, -9, -8, -4, -4, -4, 1, 4, 4, 4, 5,
-       4, 7, 2, 7, 7, 7, 8, 9, 11, 11, 13, 14], [-30, -24, -22, -22, -20, -18, -14, -15, -11, -10,
-       -3, 2, 1, 2, 5, 6, 7, 9, 9, 13, 14, 15, 16, 18, 22, 22, 26, 28])
-    ph("queen_seventh", "queens", -7, 13)
-    ph("king_pawn_distance", "king", -18, -14)
-    # Hung (en prise) or pinned pieces, Wasp: 12 each, about 24 more for several.
-    ph("hung_piece", "threats", -34, -24)
-    ph("hung_multiple", "threats", -35, -29)
-    ph("tempo", "tempo", 1, -1)
-    # King safety (non-linear): attack units, then a table lookup (opening value only).
-    nl("ks_attacker_weight", "king safety", [2, 1, 1, 4])  # knight, bishop, rook, queen
-    nl("ks_undefended", "king safety", 0)
-    nl("ks_shield", "king safety", 1)
-    nl("ks_storm", "king safety", 2)
-    nl("ks_safe_check", "king safety", [10, 6, 6, 5])  # knight, bishop, rook, queen
-    nl("ks_table", "king safety", [
-           0,    0,    1,    3,    6,    9,   13,   18,
-          24,   30,   37,   45,   54,   63,   73,   84,
-          96,  108,  121,  135,  150,  165,  181,  198,
-         216,  234,  253,  273,  294,  300,  300,  300,
-         300,  300,  300,  300,  300,  300,  300,  300,
-         300,  300,  300,  300,  300,  300,  300,  300,
-         300,  300,  300,  300,  300,  300,  300,  300,
-         300,  300,  300,  300,  300,  300,  300,  300,
+PST_KNIGHT, PST_KNIGHT_EG = _ph(
+    "pst_knight", "pst",  # white's view, a1 first
+    mg=[
+     -12,  -12,  -12,  -12,  -12,  -12,  -12,  -12,
+     -12,   -4,   -4,   -4,   -4,   -4,   -4,  -12,
+     -12,   -4,    8,    8,    8,    8,   -4,  -12,
+     -12,   -4,    8,   16,   16,    8,   -4,  -12,
+     -12,   -4,    8,   16,   16,    8,   -4,  -12,
+     -12,   -4,    8,    8,    8,    8,   -4,  -12,
+     -12,   -4,   -4,   -4,   -4,   -4,   -4,  -12,
+     -12,  -12,  -12,  -12,  -12,  -12,  -12,  -12,
+    ],
+    eg=[
+      -9,   -9,   -9,   -9,   -9,   -9,   -9,   -9,
+      -9,   -3,   -3,   -3,   -3,   -3,   -3,   -9,
+      -9,   -3,    3,    3,    3,    3,   -3,   -9,
+      -9,   -3,    3,    9,    9,    3,   -3,   -9,
+      -9,   -3,    3,    9,    9,    3,   -3,   -9,
+      -9,   -3,    3,    3,    3,    3,   -3,   -9,
+      -9,   -3,   -3,   -3,   -3,   -3,   -3,   -9,
+      -9,   -9,   -9,   -9,   -9,   -9,   -9,   -9,
     ])
-    # Draw factor, in 64ths (64 = no scaling).
-    nl("df_pawnless", "draw factor", 5)
-    nl("df_opposite_bishops", "draw factor", 62)
-    nl("df_opposite_bishops_pure", "draw factor", 20)
-    nl("df_wrong_bishop", "draw factor", 0)
-    nl("df_minor_for_pawn", "draw factor", 30)
-    nl("df_krpkr", "draw factor", 1)
-    # Special endgames.
-    nl("kbnk_base", "endgame", 600)
-    nl("kbnk_corner", "endgame", 20)
-    nl("kpk_win", "endgame", 400)
-    return P
+PST_BISHOP, PST_BISHOP_EG = _ph(
+    "pst_bishop", "pst",  # white's view, a1 first
+    mg=[
+      -2,   -6,   -6,   -6,   -6,   -6,   -6,   -2,
+      -6,    2,   -2,   -2,   -2,   -2,    2,   -6,
+      -6,   -2,    6,    2,    2,    6,   -2,   -6,
+      -6,   -2,    2,   10,   10,    2,   -2,   -6,
+      -6,   -2,    2,   10,   10,    2,   -2,   -6,
+      -6,   -2,    6,    2,    2,    6,   -2,   -6,
+      -6,    2,   -2,   -2,   -2,   -2,    2,   -6,
+      -2,   -6,   -6,   -6,   -6,   -6,   -6,   -2,
+    ],
+    eg=[
+      -5,   -5,   -5,   -5,   -5,   -5,   -5,   -5,
+      -5,   -2,   -2,   -2,   -2,   -2,   -2,   -5,
+      -5,   -2,    1,    1,    1,    1,   -2,   -5,
+      -5,   -2,    1,    4,    4,    1,   -2,   -5,
+      -5,   -2,    1,    4,    4,    1,   -2,   -5,
+      -5,   -2,    1,    1,    1,    1,   -2,   -5,
+      -5,   -2,   -2,   -2,   -2,   -2,   -2,   -5,
+      -5,   -5,   -5,   -5,   -5,   -5,   -5,   -5,
+    ])
+PST_ROOK, PST_ROOK_EG = _ph(
+    "pst_rook", "pst",  # white's view, a1 first
+    mg=[
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+       3,    6,    6,    9,    9,    6,    6,    3,
+      -3,    0,    0,    3,    3,    0,    0,   -3,
+    ],
+    eg=[
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+       0,    0,    0,    0,    0,    0,    0,    0,
+       3,    3,    3,    3,    3,    3,    3,    3,
+       0,    0,    0,    0,    0,    0,    0,    0,
+    ])
+PST_QUEEN, PST_QUEEN_EG = _ph(
+    "pst_queen", "pst",  # white's view, a1 first
+    mg=[
+      -6,   -6,   -6,   -3,   -6,   -6,   -6,   -6,
+      -3,   -1,   -1,   -1,   -1,   -1,   -1,   -3,
+      -3,   -1,    1,    1,    1,    1,   -1,   -3,
+      -3,   -1,    1,    3,    3,    1,   -1,   -3,
+      -3,   -1,    1,    3,    3,    1,   -1,   -3,
+      -3,   -1,    1,    1,    1,    1,   -1,   -3,
+      -3,   -1,   -1,   -1,   -1,   -1,   -1,   -3,
+      -3,   -3,   -3,   -3,   -3,   -3,   -3,   -3,
+    ],
+    eg=[
+      -6,   -6,   -6,   -6,   -6,   -6,   -6,   -6,
+      -6,   -2,   -2,   -2,   -2,   -2,   -2,   -6,
+      -6,   -2,    2,    2,    2,    2,   -2,   -6,
+      -6,   -2,    2,    6,    6,    2,   -2,   -6,
+      -6,   -2,    2,    6,    6,    2,   -2,   -6,
+      -6,   -2,    2,    2,    2,    2,   -2,   -6,
+      -6,   -2,   -2,   -2,   -2,   -2,   -2,   -6,
+      -6,   -6,   -6,   -6,   -6,   -6,   -6,   -6,
+    ])
+PST_KING, PST_KING_EG = _ph(
+    "pst_king", "pst",  # white's view, a1 first
+    mg=[
+      20,   28,   12,    0,    0,    6,   30,   22,
+       6,   14,   -2,  -14,  -14,   -8,   16,    8,
+      -8,    0,  -16,  -28,  -28,  -22,    2,   -6,
+     -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
+     -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
+     -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
+     -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
+     -50,  -50,  -50,  -50,  -50,  -50,  -50,  -50,
+    ],
+    eg=[
+     -35,  -35,  -35,  -35,  -35,  -35,  -35,  -35,
+     -35,  -12,  -12,  -12,  -12,  -12,  -12,  -35,
+     -35,  -12,   11,   11,   11,   11,  -12,  -35,
+     -35,  -12,   11,   34,   34,   11,  -12,  -35,
+     -35,  -12,   11,   34,   34,   11,  -12,  -35,
+     -35,  -12,   11,   11,   11,   11,  -12,  -35,
+     -35,  -12,  -12,  -12,  -12,  -12,  -12,  -35,
+     -35,  -35,  -35,  -35,  -35,  -35,  -35,  -35,
+    ])
+# Pawn structure: penalties per pawn, candidate bonus by relative rank.
+PAWN_DOUBLED, PAWN_DOUBLED_EG = _ph("pawn_doubled", "pawns", -14, -20)
+PAWN_ISOLATED, PAWN_ISOLATED_EG = _ph("pawn_isolated", "pawns", -5, -12)
+PAWN_BACKWARD, PAWN_BACKWARD_EG = _ph("pawn_backward", "pawns", -2, -10)
+PAWN_WEAK, PAWN_WEAK_EG = _ph("pawn_weak", "pawns", -10, -5)
+PAWN_CANDIDATE, PAWN_CANDIDATE_EG = _ph(
+    "pawn_candidate", "pawns", [0, 0, 3, -2, 11, 23, 0, 0], [0, 4, 12, 2, 17, 43, 0, 0])
+# Passed pawns, all by relative rank of the pawn.
+PASSED_RANK, PASSED_RANK_EG = _ph(
+    "passed_rank", "passed", [0, 0, 4, 5, 20, 42, 62, 0], [0, 9, 8, 19, 40, 76, 106, 0])
+PASSED_SAFE, PASSED_SAFE_EG = _ph(
+    "passed_safe", "passed", [0, -4, 1, -1, 8, 11, 27, 0], [0, 3, 5, 6, 18, 35, 58, 0])
+PASSED_BLOCKED, PASSED_BLOCKED_EG = _ph(
+    "passed_blocked", "passed", [0, 3, -6, -6, -3, -9, -17, 0], [0, 0, -11, -9, -13, -18, -36, 0])
+PASSED_OWN_KING_DISTANCE, PASSED_OWN_KING_DISTANCE_EG = _ph(
+    "passed_own_king_distance", "passed",
+    [0, 3, 2, -3, -4, 1, 8, 0],
+    [0, 0, -4, -6, -5, -11, -16, 0])
+PASSED_ENEMY_KING_DISTANCE, PASSED_ENEMY_KING_DISTANCE_EG = _ph(
+    "passed_enemy_king_distance", "passed",
+    [0, -2, -6, -1, -6, 0, -3, 0],
+    [0, -1, 6, 13, 18, 26, 40, 0])
+PASSED_UNSTOPPABLE, PASSED_UNSTOPPABLE_EG = _ph("passed_unstoppable", "passed", 0, 295)
+# Pieces.
+KNIGHT_MOBILITY, KNIGHT_MOBILITY_EG = _ph(
+    "knight_mobility", "knights",
+    [-28, -18, -9, -3, 3, 5, 8, 16, 12],
+    [-27, -19, -15, -7, 4, 7, 12, 14, 11])
+KNIGHT_OUTPOST, KNIGHT_OUTPOST_EG = _ph("knight_outpost", "knights", 27, 8)
+BISHOP_MOBILITY, BISHOP_MOBILITY_EG = _ph(
+    "bishop_mobility", "bishops",
+    [-38, -23, -17, -12, -3, 3, 4, 6, 6, 15, 13, 19, 23, 26],
+    [-35, -31, -25, -11, -4, -2, 7, 7, 14, 14, 18, 22, 28, 31])
+BISHOP_OUTPOST, BISHOP_OUTPOST_EG = _ph("bishop_outpost", "bishops", 22, 11)
+BISHOP_TRAPPED, BISHOP_TRAPPED_EG = _ph("bishop_trapped", "bishops", -100, -80)
+ROOK_MOBILITY, ROOK_MOBILITY_EG = _ph(
+    "rook_mobility", "rooks",
+    [-28, -11, -16, -13, -7, 2, 0, 10, 8, 3, 8, 12, 6, 7, 14],
+    [-37, -19, -22, -14, -4, 1, 3, 2, 8, 12, 17, 17, 21, 17, 8])
+ROOK_OPEN_FILE, ROOK_OPEN_FILE_EG = _ph("rook_open_file", "rooks", 36, -1)
+ROOK_SEMI_OPEN_FILE, ROOK_SEMI_OPEN_FILE_EG = _ph("rook_semi_open_file", "rooks", 15, 12)
+ROOK_SEVENTH, ROOK_SEVENTH_EG = _ph("rook_seventh", "rooks", 11, 18)
+ROOK_TRAPPED, ROOK_TRAPPED_EG = _ph("rook_trapped", "rooks", -42, -10)
+QUEEN_MOBILITY, QUEEN_MOBILITY_EG = _ph(
+    "queen_mobility", "queens",
+    [-17, -8, -13, -15, -12, -14, -9, -8, -4, -4, -4, 1, 4, 4, 4, 5, 4, 7, 2, 7, 7, 7, 8, 9, 11,
+     11, 13, 14],
+    [-30, -24, -22, -22, -20, -18, -14, -15, -11, -10, -3, 2, 1, 2, 5, 6, 7, 9, 9, 13, 14, 15, 16,
+     18, 22, 22, 26, 28])
+QUEEN_SEVENTH, QUEEN_SEVENTH_EG = _ph("queen_seventh", "queens", -7, 13)
+KING_PAWN_DISTANCE, KING_PAWN_DISTANCE_EG = _ph("king_pawn_distance", "king", -18, -14)
+# Hung (en prise) or pinned pieces, Wasp: 12 each, about 24 more for several.
+HUNG_PIECE, HUNG_PIECE_EG = _ph("hung_piece", "threats", -34, -24)
+HUNG_MULTIPLE, HUNG_MULTIPLE_EG = _ph("hung_multiple", "threats", -35, -29)
+TEMPO, TEMPO_EG = _ph("tempo", "tempo", 1, -1)
+# King safety (non-linear): attack units, then a table lookup (opening value only).
+# Attack units per attacker and per safe check: knight, bishop, rook, queen.
+KS_ATTACKER_WEIGHT = _nl("ks_attacker_weight", "king safety", [2, 1, 1, 4])
+KS_UNDEFENDED = _nl("ks_undefended", "king safety", 0)
+KS_SHIELD = _nl("ks_shield", "king safety", 1)
+KS_STORM = _nl("ks_storm", "king safety", 2)
+KS_SAFE_CHECK = _nl("ks_safe_check", "king safety", [10, 6, 6, 5])
+KS_TABLE = _nl(
+    "ks_table", "king safety", [
+       0,    0,    1,    3,    6,    9,   13,   18,
+      24,   30,   37,   45,   54,   63,   73,   84,
+      96,  108,  121,  135,  150,  165,  181,  198,
+     216,  234,  253,  273,  294,  300,  300,  300,
+     300,  300,  300,  300,  300,  300,  300,  300,
+     300,  300,  300,  300,  300,  300,  300,  300,
+     300,  300,  300,  300,  300,  300,  300,  300,
+     300,  300,  300,  300,  300,  300,  300,  300,
+    ])
+# Draw factor, in 64ths (64 = no scaling).
+DF_PAWNLESS = _nl("df_pawnless", "draw factor", 5)
+DF_OPPOSITE_BISHOPS = _nl("df_opposite_bishops", "draw factor", 62)
+DF_OPPOSITE_BISHOPS_PURE = _nl("df_opposite_bishops_pure", "draw factor", 20)
+DF_WRONG_BISHOP = _nl("df_wrong_bishop", "draw factor", 0)
+DF_MINOR_FOR_PAWN = _nl("df_minor_for_pawn", "draw factor", 30)
+DF_KRPKR = _nl("df_krpkr", "draw factor", 1)
+# Special endgames.
+KBNK_BASE = _nl("kbnk_base", "endgame", 600)
+KBNK_CORNER = _nl("kbnk_corner", "endgame", 20)
+KPK_WIN = _nl("kpk_win", "endgame", 400)
 
-
-PARAMS = _build_table()
+PARAMS = tuple(_TABLE.entries)
 BY_NAME = {p.name: p for p in PARAMS}
-
-# Offsets into W, published as module constants (NAME and NAME_EG).
-OFFSETS = {}
-_off = 0
-for _p in PARAMS:
-    OFFSETS[_p.name] = _off
-    globals()[_p.name.upper()] = _off
-    if _p.phased:
-        globals()[_p.name.upper() + "_EG"] = _off + _p.size
-        _off += 2 * _p.size
-    else:
-        _off += _p.size
-N_WEIGHTS = _off
-del _off, _p
+N_WEIGHTS = _TABLE.size
 
 # Per weight index: 0 opening value, 1 endgame value, 2 unphased (non-linear).
 PHASE_OF = np.zeros(N_WEIGHTS, dtype=np.int8)

@@ -144,8 +144,16 @@ def test_regularisation_shrinks_the_binary_search_toward_the_start(setup):
         Wv = W.copy()
         Wv[i] = v
         assert objective(Wv) >= e
-    assert M.penalty(W, W0, 1e-3) == pytest.approx(1e-3 * ((new - old) / 100) ** 2)
+    assert M.penalty(W, W0, 1e-3) > 0.0
     assert M.penalty(W, W0, 0.0) == 0.0
+
+
+def test_the_penalty_charges_reg_per_100_cp_squared_over_the_tuned_weights():
+    W0 = np.array([100.0, 50.0, -20.0])
+    W = np.array([300, 50, 30])  # moved 200 cp, 0 and 50 cp
+    assert M.penalty(W, W0, 0.01) == pytest.approx(0.01 * (4 + 0.25))
+    assert M.penalty(W, W0, 0.01, indices=np.array([2])) == pytest.approx(0.0025)
+    assert M.penalty(W0, W0, 0.01) == 0.0
 
 
 def test_regularised_gradient_descent_stays_near_the_start(setup):

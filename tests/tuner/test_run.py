@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import DATA, ROOT
 from tuner import cli
 from tuner.positions import load
-from tuner.run import VALID_FILE, SplitRun
+from tuner.run import VALID_FILE, RunState, SplitRun
 from wasp import params as P
 
 EPD = str(DATA / "tuner_quiet_200.epd")
@@ -156,6 +156,32 @@ def test_min_count_leaves_rare_weights_alone(tmp_path):
     assert 0 < len(tuned) < 768
     moved = np.nonzero(P.load(d / "params-last.txt") != P.default_weights())[0]
     assert len(moved) > 0 and set(moved.tolist()) <= tuned
+
+
+# state.json as runs have written it: only the keys every run has, and then every key
+_STATE_MINIMAL = {"pass": 0, "cursor": 0, "moved": 0, "history_rows": 0, "pass_rows": 0,
+                  "leaves_pass": -1, "done": False, "W": [1, 2], "W0": [1, 2], "K": 0.0,
+                  "elapsed": 0.0}
+_STATE_FULL = {"pass": 3, "cursor": 0, "moved": 0, "history_rows": 9, "pass_rows": 4,
+               "leaves_pass": 3, "done": True, "W": [5, 2], "W0": [1, 2], "K": 1.2,
+               "elapsed": 12.5, "frequent": [0], "start_row": True,
+               "best": {"pass": 1, "e_valid": 0.0712, "W": [4, 2]}, "stale": 2,
+               "stopped": "patience", "gradient": "gradient-2.npz"}
+
+
+@pytest.mark.parametrize("saved", [_STATE_MINIMAL, _STATE_FULL])
+def test_a_saved_state_reads_and_writes_back_unchanged(saved):
+    state = RunState.from_json(saved)
+    assert state.to_json() == saved
+    assert list(json.loads(json.dumps(state.to_json()))) == list(saved)  # and in its order
+
+
+def test_an_old_state_reads_with_the_optional_fields_unset():
+    state = RunState.from_json(_STATE_MINIMAL)
+    assert (state.passes, state.best, state.frequent, state.stale, state.stopped) == (
+        0, None, None, None, "")
+    state = RunState.from_json(_STATE_FULL)
+    assert (state.passes, state.best.passes, state.best.W, state.stale) == (3, 1, [4, 2], 2)
 
 
 def _head(src, dst, n):

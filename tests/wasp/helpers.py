@@ -82,6 +82,15 @@ def process_cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def charged_seconds(wall: float, cpu: float | None, withheld: float, stolen: float) -> float:
+    """The referee's charge for a step of `wall` seconds: the wall time less what the machine
+    `withheld` from it, but never less than the `cpu` seconds the engine used; when its CPU
+    time cannot be read (`cpu` None), the wall time less the hypervisor's steal (`stolen`)."""
+    if cpu is None:
+        return wall - stolen
+    return max(cpu, wall - withheld)
+
+
 class Charge:
     """A referee's stopwatch for one step (a move, a reply) on a busy or virtual machine.
 
@@ -126,10 +135,10 @@ class Charge:
             self.withheld = withheld_seconds() - self.withheld0
             if cpu is None or self.cpu0 is None or not (self.pids or self.own):
                 self.cpu = None
-                self.charged = self.wall - (stolen_seconds() - self.stolen0)
             else:
                 self.cpu = cpu - self.cpu0
-                self.charged = max(self.cpu, self.wall - self.withheld)
+            self.charged = charged_seconds(self.wall, self.cpu, self.withheld,
+                                           stolen_seconds() - self.stolen0)
         return self.charged
 
     @property

@@ -71,7 +71,10 @@ def test_white_view_is_minus_the_colour_flipped_twin():
 
 def test_start_position_is_the_tempo():
     W = default_weights()
-    assert evaluate_white(chess.STARTING_FEN) == (W[P.TEMPO] * 24) // 24
+    assert evaluate_white(chess.STARTING_FEN) == W[P.TEMPO] == 1  # full phase: the mg tempo
+    W[P.TEMPO] = 17
+    assert evaluate_white(chess.STARTING_FEN, W) == 17
+    assert evaluate_white(chess.Board().mirror(), W) == -17  # black to move: black's tempo
 
 
 @pytest.mark.parametrize("fen, name, element, expect", [

@@ -15,9 +15,17 @@ def test_offsets_cover_the_vector_without_overlap():
 
 
 def test_module_constants_name_the_offsets():
-    assert P.PAWN_VALUE == P.OFFSETS["pawn_value"]
+    assert (P.PAWN_VALUE, P.PAWN_VALUE_EG, P.KNIGHT_VALUE) == (0, 1, 2)
     assert P.PST_KNIGHT_EG == P.OFFSETS["pst_knight"] + 64
     assert P.KS_TABLE == P.OFFSETS["ks_table"]
+
+
+def test_every_row_declares_the_constants_named_after_its_parameter():
+    # a row binding another parameter's name (or none) would send the kernel to wrong weights
+    for p in P.PARAMS:
+        assert getattr(P, p.name.upper()) == P.OFFSETS[p.name], p.name
+        if p.phased:
+            assert getattr(P, p.name.upper() + "_EG") == P.OFFSETS[p.name] + p.size, p.name
 
 
 def test_wasp_material_values_ship_as_a_parameter_file():

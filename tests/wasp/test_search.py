@@ -11,7 +11,7 @@ import pytest
 from tests.wasp.helpers import Charge
 from wasp.board import Position
 from wasp.driver import MATE, MATE_BOUND, Limits, Searcher
-from wasp.movepick import FLAG_NAMES
+from wasp.searchparams import TECHNIQUES
 
 MATES = [
     ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
@@ -47,7 +47,7 @@ def test_mates_in_one_to_three_are_found(searcher, fen, n, move):
 @pytest.mark.parametrize("fen, n, move", MATES[2:])
 def test_mates_found_with_every_technique_off(fen, n, move):
     s = Searcher(4)
-    for name in FLAG_NAMES:
+    for name in TECHNIQUES:
         s.set_technique(name, False)
     r = s.search(Position(fen), Limits(depth=2 * n + 1))
     assert r.score >= MATE_BOUND and r.best == move

@@ -165,7 +165,6 @@ class Loop:
         c = self.config
         tdir = self.path("tune")
         train = [self.path("data", "train.epd")]
-        t0 = time.time()
         if c.then_binary:
             select_weights(c.then_binary)  # a glob naming nothing fails before the first run
         run = self._tuner_run(
@@ -175,8 +174,8 @@ class Loop:
                                     lr=c.lr, min_count=c.min_count),
             f"[tune] {c.method} search over {', '.join(c.params) or 'all parameters'}, at most "
             f"{c.max_passes} passes, in {tdir}")
-        seconds, passes = run.state.get("elapsed", time.time() - t0), run.state["pass"]
-        best_pass = (run.state.get("best") or {}).get("pass", passes)
+        seconds, passes = run.state.elapsed, run.state.passes
+        best_pass = passes if run.state.best is None else run.state.best.passes
         if c.then_binary:
             ndir = os.path.join(tdir, "nonlinear")
             second = self._tuner_run(
@@ -186,8 +185,8 @@ class Loop:
                                         init=os.path.join(tdir, "params.txt"), k=run.K),
                 f"[tune] then binary search over {', '.join(c.then_binary)} from "
                 f"{tdir}/params.txt (K {run.K:.4f}), at most {c.then_passes} passes, in {ndir}")
-            seconds += second.state.get("elapsed", 0.0)
-            passes += second.state["pass"]
+            seconds += second.state.elapsed
+            passes += second.state.passes
         with open(os.path.join(tdir, "done.json"), "w", encoding="utf-8") as f:
             json.dump({"tuning_seconds": seconds, "passes": passes, "best_pass": best_pass}, f,
                       indent=2)
