@@ -1,5 +1,6 @@
 """The exit codes and error lines of the command-line tools (`wasp`, `wasp-tune`,
-`wasp-match`): one line on stderr, `tool: error: message`, and the code of its kind."""
+`wasp-match`): one line on stderr, `tool: error: message`, and the code of its kind.
+`CliError` is the one error type the tools raise for a mistake the user can fix."""
 
 import os
 import sys
@@ -8,6 +9,16 @@ import sys
 EXIT_OK = 0
 EXIT_INPUT = 1  # a file that cannot be used (missing, a directory, binary, empty, bad record)
 EXIT_USAGE = 2  # a bad command line: unknown flag or key, a bad value, a bad FEN argument
+
+
+class CliError(Exception):
+    """A mistake the user can fix (a file that cannot be used, a bad flag or value): the tool
+    prints it as one line, `prog: error: message`, and exits with `code` (EXIT_INPUT for a
+    file, EXIT_USAGE for a bad command line)."""
+
+    def __init__(self, message, code=EXIT_INPUT):
+        super().__init__(str(message))
+        self.code = code
 
 
 def file_problem(path, text=True, empty_ok=False):
