@@ -205,10 +205,10 @@ def _check_tablebase(args):
         return
     if args.tb_pieces is not None and args.tb_pieces < 0:
         raise CliError("-tb-pieces: must be at least 0", EXIT_USAGE)
-    from testing.tablebase import open_tables
+    from wasp.tablebase import open_tables
 
     try:
-        tables, _ = open_tables(args.tb)
+        tables, _, _ = open_tables(args.tb, dtz=False)
     except ValueError as e:
         raise CliError(f"-tb: {e}") from None
     tables.close()
