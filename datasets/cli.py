@@ -4,7 +4,7 @@ import os
 import sys
 
 from wasp.cliargs import ArgumentParser, add_output, add_resume, add_run_dir, run_dir
-from wasp.exitcodes import EXIT_USAGE, CliError, fail, file_problem
+from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
 
 DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn more.pgn -o sets/a            # sets/a/train.epd, valid.epd, summary
@@ -43,14 +43,6 @@ says so when the validation E rose.
 
 exit codes: 0 ok, 1 a file that cannot be used or a stage that failed, 2 a bad command line
 """
-
-
-def _check_files(paths, what="file", text=True):
-    for path in paths:
-        if path:
-            problem = file_problem(path, text=text)
-            if problem:
-                raise CliError(f"{what} {problem}")
 
 
 def _build_flags(p):
@@ -221,8 +213,8 @@ def _build_and_write(paths, args):
         builder.check_format(args.format)
     except ValueError as e:
         raise CliError(e) from None
-    _check_files(paths, "PGN file")
-    _check_params(args.params)
+    check_files(paths, "PGN file")
+    check_params_file(args.params)
     _check_tablebase(args)
     config = _build_config(args)
     ds = builder.build(paths, config, log=print)
@@ -243,7 +235,7 @@ def _check_pgn(path):
 
     import chess.pgn
 
-    _check_files([path], "PGN file")
+    check_files([path], "PGN file")
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)
     with open(path, encoding="utf-8", errors="replace") as f:
         try:
@@ -259,7 +251,7 @@ def _check_openings(path, variant="standard"):
     (and before the loop saves its settings)."""
     if not path:
         return
-    _check_files([path], "openings file")
+    check_files([path], "openings file")
     from testing.openings import OpeningBook
     from testing.variant import VariantError
 
@@ -272,19 +264,6 @@ def _check_openings(path, variant="standard"):
                        f"standard chess (-variant fischerandom plays Chess960)") from None
     except ValueError as e:
         raise CliError(f"openings file {e}") from None
-
-
-def _check_params(path):
-    """A parameter file (-params, -engine-params) is read now, not after the games."""
-    if not path:
-        return
-    _check_files([path], "parameter file")
-    from wasp import params as P
-
-    try:
-        P.load(path)
-    except ValueError as e:
-        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
 
 
 def cmd_data(argv):
@@ -305,8 +284,8 @@ def cmd_selfplay(argv):
     except ValueError as e:
         raise CliError(e) from None
     _check_openings(args.openings, args.variant)
-    _check_params(args.engine_params)
-    _check_params(args.params)
+    check_params_file(args.engine_params)
+    check_params_file(args.params)
     _check_tablebase(args)
     others = [["-engine", *tokens] for tokens in args.engine]
     try:

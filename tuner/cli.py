@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wasp.cliargs import ArgumentParser, add_resume, add_run_dir, run_dir
-from wasp.exitcodes import EXIT_USAGE, CliError, fail, file_problem
+from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
@@ -150,35 +150,12 @@ def _error_flags(p):
                    help="only the full quiescence E (default: also the leaf E)")
 
 
-def _check_files(paths, what="data file"):
-    """Fail (exit 1) on the first file that cannot be read, before anything is loaded."""
-    for path in paths:
-        problem = file_problem(path, text=not str(path).lower().endswith(".parquet"))
-        if problem:
-            raise CliError(f"{what} {problem}")
-
-
-def _check_params_file(path):
-    """The W of a parameter file, checked before the data are loaded (exit 1 when bad)."""
-    if not path:
-        return None
-    problem = file_problem(path)
-    if problem:
-        raise CliError(f"parameter file {problem}")
-    from wasp import params as P
-
-    try:
-        return P.load(path)
-    except ValueError as e:  # "FILE: line N: why" -> "FILE:N: why", as the data errors
-        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
-
-
 def _load_set(args):
     from tuner.positions import DataError, load_many
 
     if not args.data:
         raise CliError("no data files given", EXIT_USAGE)
-    _check_files(args.data)
+    check_files(args.data, "data file")
     try:
         ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
     except DataError as e:
@@ -202,7 +179,7 @@ def cmd_k(args):
 
     from tuner.error import Scorer, error, fit_k
 
-    W = _weights(_check_params_file(args.params))
+    W = _weights(check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
     t = time.time()
@@ -216,7 +193,7 @@ def cmd_k(args):
 def cmd_error(args):
     from tuner.error import Scorer, error, fit_k
 
-    W = _weights(_check_params_file(args.params))
+    W = _weights(check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
     t = time.time()
@@ -260,9 +237,9 @@ def cmd_run(args):
         if len(chosen) == 0:
             raise CliError(f"-params: no weights to tune ({args.method} tunes linear weights "
                            f"only)", EXIT_USAGE)
-        _check_files(args.data)
-        _check_files(args.valid_data, "validation file")
-        _check_params_file(args.init)
+        check_files(args.data, "data file")
+        check_files(args.valid_data, "validation file")
+        check_params_file(args.init)
     try:
         if resume:
             run = cls.open(directory, threads=args.threads)

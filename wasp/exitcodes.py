@@ -41,6 +41,30 @@ def file_problem(path, text=True, empty_ok=False):
     return None
 
 
+def check_files(paths, what="file"):
+    """CliError (exit 1) naming the first of `paths` that cannot be used (`file_problem`; a
+    .parquet file need not be text), before anything is read; empty entries are skipped."""
+    for path in paths:
+        if path:
+            problem = file_problem(path, text=not str(path).lower().endswith(".parquet"))
+            if problem:
+                raise CliError(f"{what} {problem}")
+
+
+def check_params_file(path):
+    """The weights of the parameter file `path` (a `wasp-tune run` params.txt), read before
+    the work starts; None for no file; CliError (exit 1) naming the file and line when bad."""
+    if not path:
+        return None
+    check_files([path], "parameter file")
+    from wasp import params
+
+    try:
+        return params.load(path)
+    except ValueError as e:  # "FILE: line N: why" -> "FILE:N: why", as the data errors
+        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
+
+
 def fail(prog, message, code=EXIT_INPUT):
     """Print `prog: error: message` on stderr; returns the exit code."""
     print(f"{prog}: error: {message}", file=sys.stderr)
