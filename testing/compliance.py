@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import chess
 
-from .engine import EngineConfig, _parse_features
+from .engine import EngineConfig, _parse_features, parse_option
 
 GRACE = 2.0  # seconds past a limit before an answer counts as late
 SEARCH_TIMEOUT = 30.0  # seconds for any bounded search to answer
@@ -190,35 +190,23 @@ def _move_problem(board: chess.Board, text: str) -> str | None:
 
 def option_problem(line: str) -> str | None:
     """What is wrong with a UCI ``option name ... type ...`` declaration (None: nothing)."""
+    option = parse_option(line)
     if " type " not in line:
         return "no type"
-    name, rest = line[len("option name "):].split(" type ", 1)
-    if not name.strip():
+    if not option.name:
         return "no name"
-    tokens = rest.split()
-    typ = tokens[0] if tokens else ""
-    if typ not in OPTION_TYPES:
-        return f"unknown type {typ!r}"
-    fields: dict[str, list[str]] = {}
-    key = None
-    for t in tokens[1:]:
-        if t in ("default", "min", "max", "var"):
-            key = t
-            fields.setdefault(t, []).append("")
-        elif key is not None:
-            fields[key][-1] = (fields[key][-1] + " " + t).strip()
-    default = fields.get("default", [None])[0]
-    if typ == "check" and default not in ("true", "false"):
-        return f"check default {default!r} (true or false)"
-    if typ == "spin":
-        values = [fields.get(k, [None])[0] for k in ("default", "min", "max")]
+    if option.type not in OPTION_TYPES:
+        return f"unknown type {option.type!r}"
+    if option.type == "check" and option.default not in ("true", "false"):
+        return f"check default {option.default!r} (true or false)"
+    if option.type == "spin":
+        values = [option.default, option.min, option.max]
         if not all(v is not None and _is_int(v) for v in values):
             return "spin needs integer default, min and max"
-        lo_ok = int(values[1]) <= int(values[0]) <= int(values[2])
-        if not lo_ok:
+        if not int(values[1]) <= int(values[0]) <= int(values[2]):
             return f"spin default {values[0]} outside min {values[1]} .. max {values[2]}"
-    if typ == "combo" and default not in fields.get("var", []):
-        return f"combo default {default!r} is not one of its vars"
+    if option.type == "combo" and option.default not in option.vars:
+        return f"combo default {option.default!r} is not one of its vars"
     return None
 
 
@@ -352,12 +340,9 @@ class UciChecker(Checker):
 
     def setoptions(self) -> str:
         out = []
-        for line in self.options:
-            name, rest = line[len("option name "):].split(" type ", 1)
-            typ = rest.split()[0]
-            if typ in ("check", "spin", "combo"):
-                default = rest.split(" default ", 1)[1].split(" min ")[0].split(" var ")[0]
-                out.append(f"setoption name {name.strip()} value {default.strip()}\n")
+        for option in map(parse_option, self.options):
+            if option.type in ("check", "spin", "combo") and option.default is not None:
+                out.append(f"setoption name {option.name} value {option.default}\n")
         out += [f"setoption name {k} value {v}\n" for k, v in self.cfg.options.items()]
         self.isready("".join(out))
         return f"{len(out)} options set"

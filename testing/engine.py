@@ -53,6 +53,54 @@ class EngineUnsupported(EngineCrashed):
 
 
 @dataclass
+class UciOption:
+    """One ``option name NAME type TYPE [default D] [min A] [max B] [var V ...]`` line of a UCI
+    engine, its values as written (None: not given)."""
+
+    name: str
+    type: str  # "" when the line has no type
+    default: str | None = None
+    min: str | None = None
+    max: str | None = None
+    vars: list[str] = field(default_factory=list)
+
+    def bounds(self) -> tuple[float, float] | None:
+        """(min, max) as numbers, or None when either is missing or not a number."""
+        try:
+            return float(self.min), float(self.max)
+        except (TypeError, ValueError):
+            return None
+
+
+OPTION_KEYS = ("default", "min", "max", "var")
+
+
+def parse_option(line: str) -> UciOption:
+    """The fields of a UCI ``option name ...`` line (with or without ``option name ``): the name
+    is the text before `` type ``; each key's value runs to the next key (the first of a
+    repeated default/min/max counts; every var is kept)."""
+    text = line.strip()
+    if text.startswith("option name "):
+        text = text[len("option name "):]
+    name, has_type, rest = text.partition(" type ")
+    words = rest.split()
+    option = UciOption(name.strip(), words[0] if has_type and words else "")
+    values: dict[str, list[str]] = {}
+    key = None
+    for word in words[1:]:
+        if word in OPTION_KEYS:
+            key = word
+            values.setdefault(key, []).append("")
+        elif key is not None:
+            values[key][-1] = f"{values[key][-1]} {word}".strip()
+    for key in ("default", "min", "max"):
+        if key in values:
+            setattr(option, key, values[key][0])
+    option.vars = values.get("var", [])
+    return option
+
+
+@dataclass
 class EngineConfig:
     """One engine as given by ``-engine``/``-each`` or a JSON config."""
 
@@ -521,7 +569,7 @@ class UciEngine(Engine):
 
     def __init__(self, cfg, logger=None, ponder=False, chess960=False):
         super().__init__(cfg, logger, ponder, chess960)
-        self.options: dict[str, str] = {}
+        self.options: dict[str, UciOption] = {}  # by lower-case name
         self._pondering: list[str] | None = None
         self._ponder_limits: Limits | None = None
 
@@ -537,8 +585,8 @@ class UciEngine(Engine):
             if line.startswith(b"id name "):
                 self.id_name = line[8:].decode(errors="replace").strip()
             elif line.startswith(b"option name "):
-                text = line[12:].decode(errors="replace")
-                self.options[text.split(" type ")[0].strip().lower()] = text
+                option = parse_option(line.decode(errors="replace"))
+                self.options[option.name.lower()] = option
         out = []
         opts = dict(self.cfg.options)
         if self.ponder_enabled and "ponder" in self.options:

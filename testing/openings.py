@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import random
-import re
 from dataclasses import dataclass, field
 
 import chess
+import chess.pgn
 
 from .variant import VariantError, check_standard, pgn_is_chess960
 from .variant import board as variant_board
@@ -31,33 +32,89 @@ STARTPOS = Opening(index=-1)
 STARTPOS_960 = Opening(index=-1, chess960=True)  # position 518 under Chess960 rules
 
 
-def _epd_fen(line: str) -> str:
-    """FEN of an EPD line; the move counters come from hmvc/fmvn when present."""
+def _epd(line: str, chess960: bool) -> tuple[str, str | None]:
+    """(FEN, name) of an EPD line, as python-chess reads it: the line's four fields with the
+    move counters of its hmvc/fmvn operations (or of a plain 6-field FEN line), and its `id`
+    or `c0` operation. Text after the fields that is not EPD operations (a labelled set's
+    result, a perft suite's depths) is ignored. ValueError for a bad position."""
     parts = line.split()
     if len(parts) < 4:
         raise ValueError(f"not an EPD line: {line[:60]!r}")
-    board_part = " ".join(parts[:4])
-    rest = " ".join(parts[4:])
-    hm = re.search(r"\bhmvc\s+(\d+)", rest)
-    fm = re.search(r"\bfmvn\s+(\d+)", rest)
-    # Plain 6-field FEN lines are accepted too.
-    if len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit() and not hm and not fm:
-        return " ".join(parts[:6])
-    return f"{board_part} {hm.group(1) if hm else 0} {fm.group(1) if fm else 1}"
+    board = chess.Board(" ".join(parts[:4]), chess960=chess960)  # ValueError: a bad position
+    counters = len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit()
+    try:
+        board, ops = chess.Board.from_epd(" ".join(parts[:4] + parts[6 if counters else 4:]),
+                                          chess960=chess960)
+    except ValueError:
+        ops = {}
+    if counters and "hmvc" not in ops and "fmvn" not in ops:
+        clocks = f"{parts[4]} {parts[5]}"
+    else:
+        clocks = f"{board.halfmove_clock} {board.fullmove_number}"
+    names = [v for k, v in ops.items() if k in ("id", "c0") and isinstance(v, str) and v.strip()]
+    return f"{' '.join(parts[:4])} {clocks}", names[0] if names else None
 
 
-_NAME_RE = re.compile(r'\b(?:id|c0)\s+"([^"]*)"')
+class _BookHeaders(chess.pgn.Headers):
+    """A game's tags; its board is read under the book's rules (standard or Chess960)."""
+
+    chess960 = False
+
+    def variant(self):
+        return chess.Board
+
+    def is_chess960(self) -> bool:
+        return self.chess960
 
 
-def _epd_name(line: str) -> str | None:
-    """The opening's name in an EPD line: its `id` or `c0` operation."""
-    m = _NAME_RE.search(line)
-    return m.group(1) if m and m.group(1).strip() else None
+class _OpeningReader(chess.pgn.BaseVisitor):
+    """python-chess's PGN reader, keeping a game's tags and the first `plies` moves of its
+    main line (variations, comments and NAGs skipped); a Chess960 game in a standard book is a
+    VariantError, an illegal move among the kept ones a ValueError."""
 
+    def __init__(self, plies: int | None, chess960: bool):
+        self.plies = plies
+        self.headers = _BookHeaders()
+        self.headers.chess960 = chess960
+        self.moves: list[str] = []
+        self.error: Exception | None = None
 
-_TAG_RE = re.compile(r'^\[(\w+)\s+"(.*)"\]\s*$')
-_COMMENT_RE = re.compile(r"\{[^}]*\}|;[^\n]*|\([^()]*\)")
-_MOVENUM_RE = re.compile(r"^\d+\.+")
+    def begin_headers(self):
+        return self.headers
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        self.headers[tagname] = tagvalue
+
+    def end_headers(self):
+        variant, fen = self.headers.get("Variant", ""), self.headers.get("FEN")
+        if not self.headers.chess960:
+            if pgn_is_chess960(variant):
+                raise VariantError(f"a Chess960 game (Variant {variant!r}): "
+                                   f"give -variant fischerandom")
+            if fen:
+                check_standard(fen)
+        return None
+
+    def _full(self) -> bool:
+        return self.plies is not None and len(self.moves) >= self.plies
+
+    def begin_variation(self):
+        return chess.pgn.SKIP
+
+    def parse_san(self, board: chess.Board, san: str) -> chess.Move:
+        # the moves past the kept ones are not read (as a book cut at `plies` is not)
+        return chess.Move.null() if self._full() else board.parse_san(san)
+
+    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
+        if not self._full():
+            self.moves.append(move.uci())
+
+    def handle_error(self, error: Exception) -> None:
+        if self.error is None:
+            self.error = error
+
+    def result(self):
+        return self
 
 
 class OpeningBook:
@@ -87,7 +144,7 @@ class OpeningBook:
                     self._items.append(ln)
                     self._lines.append(number)
         else:
-            self._items = _split_pgn(text)
+            self._items = _split_pgn(text)  # parsed when first used
         if not self._items:
             raise ValueError(f"{path}: no openings in the file")
         self._cache: dict[int, Opening] = {}
@@ -100,19 +157,17 @@ class OpeningBook:
         if op is None:
             if self.format == "epd":
                 try:
-                    fen = _epd_fen(self._items[index])
-                    variant_board(fen, self.chess960)  # validate
+                    fen, name = _epd(self._items[index], self.chess960)
                     if not self.chess960:
                         check_standard(fen)
                 except ValueError as e:
                     raise type(e)(f"{self.path}:{self._lines[index]}: {e}") from None
-                op = Opening(index=index, fen=fen, name=_epd_name(self._items[index]),
-                             chess960=self.chess960)
+                op = Opening(index=index, fen=fen, name=name, chess960=self.chess960)
                 if fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
                     op.fen = None
             else:
                 try:
-                    op = _parse_pgn_game(self._items[index], index, self.plies, self.chess960)
+                    op = _pgn_game(self._items[index], index, self.plies, self.chess960)
                 except ValueError as e:
                     raise type(e)(f"{self.path}: game {index + 1}: {e}") from None
             self._cache[index] = op
@@ -120,60 +175,32 @@ class OpeningBook:
 
 
 def _split_pgn(text: str) -> list[str]:
-    games: list[str] = []
-    cur: list[str] = []
-    in_moves = False
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("[") and in_moves:
-            games.append("\n".join(cur))
-            cur, in_moves = [], False
-        if s and not s.startswith("["):
-            in_moves = True
-        if s or cur:
-            cur.append(line)
-    if cur and any(ln.strip() for ln in cur):
-        games.append("\n".join(cur))
-    return games
-
-
-def _parse_pgn_game(text: str, index: int, plies: int | None, chess960: bool = False) -> Opening:
-    fen = None
-    tags = {}
-    movetext = []
-    for line in text.splitlines():
-        m = _TAG_RE.match(line.strip())
-        if m:
-            tags[m.group(1)] = m.group(2)
-            if m.group(1) == "FEN":
-                fen = m.group(2)
-            elif m.group(1) == "Variant" and pgn_is_chess960(m.group(2)) and not chess960:
-                raise VariantError(f"a Chess960 game (Variant {m.group(2)!r}): "
-                                   f"give -variant fischerandom")
-        else:
-            movetext.append(line)
-    body = " ".join(movetext)
-    prev = None
-    while prev != body:  # nested variations and comments
-        prev, body = body, _COMMENT_RE.sub(" ", body)
-    if fen and not chess960:
-        check_standard(fen)
-    board = variant_board(fen, chess960)
-    moves = []
-    for tok in body.split():
-        tok = _MOVENUM_RE.sub("", tok)
-        if not tok or tok in ("1-0", "0-1", "1/2-1/2", "*") or tok.startswith("$"):
-            continue
-        if plies is not None and len(moves) >= plies:
+    """The games of a PGN text, each as its own text (python-chess finds where each ends)."""
+    handle = io.StringIO(text)  # tell(): a position in `text` (no newline translation)
+    starts = []
+    while True:
+        start = handle.tell()
+        if not chess.pgn.skip_game(handle):
             break
-        move = board.parse_san(tok)
-        moves.append(move.uci())
-        board.push(move)
+        starts.append(start)
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
+def _pgn_game(text: str, index: int, plies: int | None, chess960: bool = False) -> Opening:
+    """The opening of one game's PGN text, read by python-chess."""
+    game = chess.pgn.read_game(io.StringIO(text),
+                               Visitor=lambda: _OpeningReader(plies, chess960))
+    if game is None:
+        raise ValueError("no game")
+    if game.error is not None:
+        raise ValueError(str(game.error))
+    tags = game.headers
+    fen = tags.get("FEN")
     if fen and fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
         fen = None
     name = " ".join(t for t in (tags.get("ECO"), tags.get("Opening"), tags.get("Variation"))
                     if t and t != "?") or None
-    return Opening(index=index, fen=fen, moves=moves, name=name, chess960=chess960)
+    return Opening(index=index, fen=fen, moves=game.moves, name=name, chess960=chess960)
 
 
 class OpeningSequence:

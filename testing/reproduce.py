@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 
 import chess
+
+from wasp.cliargs import ArgumentParser, add_run_dir
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail
 
 from .config import MatchConfig
 from .engine import EngineCrashed, EngineError, EngineTimeout, make_engine
@@ -23,9 +25,7 @@ from .store import DB_NAME, RunStore
 
 DEFAULT_TIMEOUT = 10.0  # seconds a search may take beyond its own time limit
 _XB_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
-USAGE = """\
-usage: wasp-match reproduce DIR GAME [--ply N] [--side white|black] [--timeout S]
-
+DESCRIPTION = """\
 Replays game GAME of the run in DIR (its number, the PGN Round tag, or PAIR.G) against
 freshly started engines with the run's commands and options: the same positions and
 limits as its stored transcript, and reports per engine the first place where the
@@ -33,9 +33,13 @@ behaviour differs - a crash, a hang (no answer within the search's own limit plu
 --timeout S, default 10), an illegal move, another move at fixed nodes/depth - or that
 it replayed identically. --ply N stops after the search of ply N (1 = the first move
 from the game's start position, book moves included) and shows both answers.
-
-Example:
+"""
+EPILOG = """\
+example:
   wasp-match reproduce runs/20260101-120000 17 --ply 42
+  wasp-match reproduce -rundir runs/20260101-120000 17
+
+Flags take one or two dashes; the run directory may be given as -dir DIR (or -rundir DIR).
 
 Exit codes: 0 replayed identically, 1 a failure or a difference found (or DIR/GAME
 cannot be used), 2 a bad command line.
@@ -404,56 +408,67 @@ def reproduce(rundir: str, game, ply: int | None = None, sides=("white", "black"
     return out
 
 
+def _parser():
+    p = ArgumentParser(prog="wasp-match reproduce", usage="wasp-match reproduce DIR GAME "
+                       "[--ply N] [--side white|black] [--timeout S]",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("where", nargs="*", metavar="DIR GAME",
+                   help="the run directory and the game (its number, or PAIR.G)")
+    add_run_dir(p, help="the run directory (instead of the first argument)")
+    p.add_argument("--ply", metavar="N", help="stop after the search of ply N")
+    p.add_argument("--side", metavar="white|black", help="replay only this side's engine")
+    p.add_argument("--timeout", metavar="S", default=str(DEFAULT_TIMEOUT),
+                   help="seconds a search may take beyond its own limit (default 10)")
+    return p
+
+
+def _settings(args) -> tuple[str, str, int | None, tuple[str, ...], float]:
+    """(DIR, GAME, ply, sides, timeout) of the parsed flags; ValueError saying what is wrong."""
+    pos = ([args.dir] if args.dir else []) + list(args.where)
+    if len(pos) != 2:
+        raise ValueError("expected DIR GAME (see reproduce --help)")
+    ply = None
+    if args.ply is not None:
+        if not (args.ply.isdigit() and int(args.ply) >= 1):
+            raise ValueError(f"--ply: expected a ply number >= 1, got {args.ply!r}")
+        ply = int(args.ply)
+    sides = ("white", "black")
+    if args.side is not None:
+        if args.side not in sides:
+            raise ValueError(f"--side: expected white or black, got {args.side!r}")
+        sides = (args.side,)
+    try:
+        timeout = float(args.timeout)
+    except ValueError:
+        raise ValueError(f"--timeout: expected seconds, got {args.timeout!r}") from None
+    if timeout <= 0:
+        raise ValueError(f"--timeout: expected seconds > 0, got {args.timeout!r}")
+    parts = pos[1].strip().split(".")
+    if len(parts) > 2 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"GAME {pos[1]!r}: expected a game number (the PGN Round) "
+                         "or PAIR.G")
+    return pos[0], pos[1], ply, sides, timeout
+
+
 def main(argv: list[str]) -> int:
     """The ``reproduce`` subcommand; the exit status."""
-    if not argv or argv[0] in ("-h", "--help", "-help"):
-        print(USAGE)
+    prog = "wasp-match reproduce"
+    parser = _parser()
+    if not argv:
+        parser.print_help()
         return 0
-    pos, ply, sides, timeout = [], None, ("white", "black"), DEFAULT_TIMEOUT
-    i = 0
     try:
-        while i < len(argv):
-            a = argv[i]
-            if a in ("--ply", "-ply", "--side", "-side", "--timeout", "-timeout"):
-                if i + 1 >= len(argv):
-                    raise ValueError(f"{a}: missing value")
-                v = argv[i + 1]
-                i += 2
-                if a.lstrip("-") == "ply":
-                    ply = int(v) if v.isdigit() and int(v) >= 1 else None
-                    if ply is None:
-                        raise ValueError(f"--ply: expected a ply number >= 1, got {v!r}")
-                elif a.lstrip("-") == "side":
-                    if v not in ("white", "black"):
-                        raise ValueError(f"--side: expected white or black, got {v!r}")
-                    sides = (v,)
-                else:
-                    try:
-                        timeout = float(v)
-                    except ValueError:
-                        raise ValueError(f"--timeout: expected seconds, got {v!r}") from None
-                    if timeout <= 0:
-                        raise ValueError(f"--timeout: expected seconds > 0, got {v!r}")
-            elif a.startswith("-") and not a.lstrip("-").replace(".", "").isdigit():
-                raise ValueError(f"unknown flag {a!r} (see reproduce --help)")
-            else:
-                pos.append(a)
-                i += 1
-        if len(pos) != 2:
-            raise ValueError("expected DIR GAME (see reproduce --help)")
-        parts = pos[1].strip().split(".")
-        if len(parts) > 2 or not all(p.isdigit() for p in parts):
-            raise ValueError(f"GAME {pos[1]!r}: expected a game number (the PGN Round) "
-                             "or PAIR.G")
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, or a bad flag (its one line is printed)
+        return e.code
+    try:
+        rundir, game, ply, sides, timeout = _settings(args)
     except ValueError as e:
-        print(f"wasp-match reproduce: error: {e}", file=sys.stderr)
-        return 2
-    rundir, game = pos
+        return fail(prog, e, EXIT_USAGE)
     try:
         findings = reproduce(rundir, game, ply, sides, timeout)
     except (ValueError, FileNotFoundError) as e:
-        print(f"wasp-match reproduce: error: {e}", file=sys.stderr)
-        return 1
+        return fail(prog, e, EXIT_INPUT)
     print(f"Game {game} of {rundir}:")
     for f in findings:
         print(f.line())

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import chess
 import chess.syzygy
 
+from wasp import tablebase as wasp_tablebase
+
 MODES = ("BOTH", "WIN_LOSS", "DRAW")
 _ALIASES = {"WON_LOST": "WIN_LOSS", "WIN_LOST": "WIN_LOSS", "WON_LOSS": "WIN_LOSS"}
 TERMINATION = "tablebase"  # GameRecord.termination of a tablebase adjudication
@@ -41,29 +43,12 @@ def parse_mode(text: str) -> str:
     return mode
 
 
-def directories(paths: str) -> list[str]:
-    return [p for p in str(paths).split(os.pathsep) if p.strip()]
-
-
 def open_tables(paths: str):
-    """(a chess.syzygy.Tablebase of every directory, the most pieces a table has); ValueError
-    naming a path that is missing or holds no WDL table."""
-    dirs = directories(paths)
-    if not dirs:
-        raise ValueError("no directory given")
-    tables = chess.syzygy.Tablebase()
-    try:
-        for d in dirs:
-            if not os.path.isdir(d):
-                raise ValueError(f"{d}: no such directory")
-            before = len(tables.wdl)
-            tables.add_directory(d, load_dtz=False)
-            if len(tables.wdl) == before:
-                raise ValueError(f"{d}: no Syzygy WDL tables (.rtbw files) in it")
-    except Exception:
-        tables.close()
-        raise
-    return tables, max(len(name) - 1 for name in tables.wdl)
+    """(a chess.syzygy.Tablebase of every directory, the most pieces a table has): the WDL
+    tables of `wasp.tablebase.open_tables`; ValueError naming a path that is missing or holds no
+    WDL table."""
+    tables, _, largest = wasp_tablebase.open_tables(paths, dtz=False)
+    return tables, largest
 
 
 _OPEN: dict = {}  # (process id, paths) -> (tables, largest): one set of open files a process

@@ -1,22 +1,27 @@
 """`wasp-tune`: Texel tuning of the Wasp evaluation from labelled positions.
 
-Subcommands: ``run`` (tune, or ``--resume`` a killed run), ``k`` (fit K), ``error`` (E of a
-parameter file); ``data`` (labelled sets from games, self-play) and ``loop`` (self-play -> data
--> tune -> SPRT) are handed to `tuner.data.cli`, ``spsa`` (an engine's options through games) to
-`tuner.spsa_cli`.
+Subcommands: ``run`` (tune, or ``-resume DIR`` a killed run), ``k`` (fit K), ``error`` (E of a
+parameter file), each a `Subcommand` in `SUBCOMMANDS` (its flags and its function); ``data``
+(labelled sets from games, self-play) and ``loop`` (self-play -> data -> tune -> SPRT) are
+handed to `tuner.data.cli`, ``spsa`` (an engine's options through games) to `tuner.spsa_cli`,
+``datagen`` (self-play data for nets) to `tuner.datagen_cli`, ``data convert`` to
+`tuner.convert`, ``nnue`` (the net trainer) to `tuner.nnue.cli` (`DELEGATED`). A new
+subcommand is one more entry in either table.
 """
 
-import argparse
 import sys
 import textwrap
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.cliargs import ArgumentParser, add_resume, add_run_dir, run_dir
+from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
   wasp-tune run games.pgn -dir runs/b -method adam -max-passes 20 -skip-plies 8
-  wasp-tune run -dir runs/a --resume          # continue a killed run where it stopped
+  wasp-tune run -resume runs/a                # continue a killed run (or -dir runs/a --resume)
   wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/c
   wasp-tune k positions.epd -params runs/a/params.txt
   wasp-tune error positions.epd -params runs/a/params.txt -k 1.2 -qsearch
@@ -28,11 +33,13 @@ EXAMPLES = """examples:
   wasp-tune spsa lmr.txt -iterations 500 -engine cmd=wasp -each nodes=5000 -rundir runs/s
   wasp-tune nnue train data/*.bf -o nets/a.nnue -epochs 20   # a net for the engine
 
-Flags take one or two dashes (-dir or --dir). The run directory holds params.txt (load it in the
-engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and passes.csv
-(pandas.read_csv), run.json (the settings and K) and the checkpoint state.json. With a
-validation set, params.txt holds the parameters of the lowest validation E seen (params-last.txt
-the last ones) and the run stops after -patience passes without a validation gain.
+Flags take one or two dashes (-dir or --dir); a run directory is -dir DIR (or -rundir DIR),
+-resume DIR goes on with one, -o names an output. The run directory holds params.txt (load it
+in the engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and
+passes.csv (pandas.read_csv), run.json (the settings and K) and the checkpoint state.json. With
+a validation set, params.txt holds the parameters of the lowest validation E seen
+(params-last.txt the last ones) and the run stops after -patience passes without a validation
+gain.
 
 exit codes: 0 ok, 1 a data or parameter file that cannot be used, 2 a bad command line
 """
@@ -48,21 +55,33 @@ ERROR_EXAMPLES = """examples:
 """
 
 
-class CliError(Exception):
-    """A mistake the user can fix: `main` prints it as one line and exits with `code`."""
+@dataclass
+class Delegated:
+    """A subcommand whose flags another module parses: `module`'s `main(argv)` gets the
+    arguments after the subcommand's name (with it when `with_name`)."""
 
-    def __init__(self, message, code=EXIT_INPUT):
-        super().__init__(str(message))
-        self.code = code
+    help: str
+    module: str
+    with_name: bool = False
+
+    def main(self, name, argv):
+        import importlib
+
+        main = importlib.import_module(self.module).main
+        return main([name, *argv] if self.with_name else argv)
 
 
-# Subcommands implemented in tuner.data.cli (it parses their flags: `wasp-tune data --help`).
 DELEGATED = {
-    "data": "labelled sets from PGN games (quiet positions, split by game) or self-play",
-    "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
-    "spsa": "tune an engine's UCI options by SPSA through games (wasp-tune spsa --help)",
-    "nnue": "train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
-    "datagen": "self-play data for nets: every position with its search score (--help)",
+    "data": Delegated("labelled sets from PGN games (quiet positions, split by game) or "
+                      "self-play", "tuner.data.cli", with_name=True),
+    "loop": Delegated("play games -> build a set -> tune -> SPRT tuned against default "
+                      "(resumable)", "tuner.data.cli", with_name=True),
+    "spsa": Delegated("tune an engine's UCI options by SPSA through games (wasp-tune spsa "
+                      "--help)", "tuner.spsa_cli"),
+    "datagen": Delegated("self-play data for nets: every position with its search score "
+                         "(wasp-tune datagen --help)", "tuner.datagen_cli"),
+    "nnue": Delegated("train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
+                      "tuner.nnue.cli"),
 }
 
 
@@ -70,117 +89,74 @@ def _add_data_flags(p):
     p.add_argument("data", nargs="*", help="EPD, PGN or parquet files (PGN: every position "
                                           "after -skip-plies, labelled with the game's result; "
                                           "parquet: columns fen and result)")
-    p.add_argument("-skip-bad", "--skip-bad", action="store_true",
+    p.add_argument("-skip-bad", action="store_true",
                    help="skip bad lines (counted and summarised) instead of stopping")
-    p.add_argument("-skip-plies", "--skip-plies", type=int, default=8,
+    p.add_argument("-skip-plies", type=int, default=8,
                    help="PGN: plies skipped at the start of each game (default 8)")
-    p.add_argument("-limit", "--limit", type=int, default=0,
+    p.add_argument("-limit", type=int, default=0,
                    help="use only the first N positions (0: all)")
-    p.add_argument("-threads", "--threads", "-concurrency", "--concurrency", type=int,
-                   default=2, help="worker threads (default 2; results do not depend on it)")
+    p.add_argument("-threads", "-concurrency", type=int, default=2,
+                   help="worker threads (default 2; results do not depend on it)")
 
 
-def _check_files(paths, what="data file"):
-    """Fail (exit 1) on the first file that cannot be read, before anything is loaded."""
-    for path in paths:
-        problem = file_problem(path, text=not str(path).lower().endswith(".parquet"))
-        if problem:
-            raise CliError(f"{what} {problem}")
-
-
-def _check_params_file(path):
-    """The W of a parameter file, checked before the data are loaded (exit 1 when bad)."""
-    if not path:
-        return None
-    problem = file_problem(path)
-    if problem:
-        raise CliError(f"parameter file {problem}")
-    from wasp import params as P
-
-    try:
-        return P.load(path)
-    except ValueError as e:  # "FILE: line N: why" -> "FILE:N: why", as the data errors
-        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
-
-
-def build_parser():
-    ap = argparse.ArgumentParser(
-        prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command",
-                            metavar="{run,k,error,data,loop,spsa,nnue,datagen}")
-
-    r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
-                       description="Tune evaluation parameters on labelled positions, "
-                                   "checkpointed in a run directory after every parameter.",
-                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+def _run_flags(r):
     _add_data_flags(r)
-    r.add_argument("-dir", "--dir", "-run-dir", "--run-dir", dest="dir", required=True,
-                   help="the run directory")
-    r.add_argument("-resume", "--resume", action="store_true",
-                   help="continue the run in -dir (its settings are reused)")
-    r.add_argument("-method", "--method", default="binary",
-                   choices=["binary", "local", "adam", "adagrad"],
+    add_run_dir(r, aliases=("-run-dir",))
+    add_resume(r, help="continue the run in DIR (its settings are reused; -dir DIR -resume "
+                       "as well)")
+    r.add_argument("-method", default="binary", choices=["binary", "local", "adam", "adagrad"],
                    help="binary: Wasp's per-parameter binary search; local: Texel's +1/-1; "
                         "adam/adagrad: gradient descent over the linear weights (default "
                         "binary)")
-    r.add_argument("-params", "--params", nargs="+", default=[], metavar="GLOB",
+    r.add_argument("-params", nargs="+", default=[], metavar="GLOB",
                    help="parameters to tune by name or glob ('pst_*', 'passed_rank.eg', "
                         "'pst_knight.mg[27]'); '!GLOB' leaves those out ('!pst_*': all but "
                         "the piece-square tables); default all")
-    r.add_argument("-init", "--init", default="",
+    r.add_argument("-init", default="",
                    help="starting parameter file (default: the built-in values)")
-    r.add_argument("-valid", "--valid", type=float, default=0.1,
+    r.add_argument("-valid", type=float, default=0.1,
                    help="held-out validation fraction (default 0.1)")
-    r.add_argument("-valid-data", "--valid-data", nargs="+", default=[], metavar="FILE",
+    r.add_argument("-valid-data", nargs="+", default=[], metavar="FILE",
                    help="validation set files (e.g. the valid.epd of 'wasp-tune data', split "
                         "by game); the data files are then all training (-valid is ignored)")
-    r.add_argument("-seed", "--seed", type=int, default=1, help="split and batch seed (default 1)")
-    r.add_argument("-max-passes", "--max-passes", type=int, default=10,
+    r.add_argument("-seed", type=int, default=1, help="split and batch seed (default 1)")
+    r.add_argument("-max-passes", type=int, default=10,
                    help="passes (epochs for the gradient methods), default 10")
-    r.add_argument("-partial", "--partial", type=float, default=1.0,
+    r.add_argument("-partial", type=float, default=1.0,
                    help="binary: move this fraction of the way to each optimum (Stanback; "
                         "default 1)")
-    r.add_argument("-resolve-every", "--resolve-every", type=int, default=1,
+    r.add_argument("-resolve-every", type=int, default=1,
                    help="re-run the quiescence search for new leaves every N passes "
                         "(default 1)")
-    r.add_argument("-patience", "--patience", type=int, default=2,
+    r.add_argument("-patience", type=int, default=2,
                    help="stop after N passes without a lower validation E (default 2; 0: "
                         "never); params.txt keeps the parameters of the lowest validation E")
-    r.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
-    r.add_argument("-lr", "--lr", type=float, default=0.0,
+    r.add_argument("-k", type=float, default=0.0, help="K (default: fitted)")
+    r.add_argument("-lr", type=float, default=0.0,
                    help="learning rate in centipawns (default adam 1, adagrad 5)")
-    r.add_argument("-batch-size", "--batch-size", type=int, default=16384,
+    r.add_argument("-batch-size", type=int, default=16384,
                    help="adam/adagrad: positions per gradient step (default 16384)")
-    r.add_argument("-reg", "--reg", type=float, default=0.0,
+    r.add_argument("-reg", type=float, default=0.0,
                    help="L2 pull toward the starting values: the objective is E + REG * "
                         "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
                         "100 cp (try 1e-5 on small sets; 0: off)")
-    r.add_argument("-min-count", "--min-count", type=int, default=0,
+    r.add_argument("-min-count", type=int, default=0,
                    help="tune only weights that count in at least this many training "
                         "positions (rarer ones keep their values; 0: all)")
-    r.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
+    r.add_argument("-quiet", action="store_true", help="no progress bar")
 
-    for name, text, desc, ex in (
-            ("k", "fit K for a parameter file on a data set",
-             "Fit K, the scale of the win-probability curve, so that the quiescence scores of a "
-             "parameter file best predict the results; print K and E.", K_EXAMPLES),
-            ("error", "E of a parameter file on a data set",
-             "Print E, the mean squared error of the predicted results, for a parameter file: "
-             "with the full quiescence search and with the leaves the tuner uses.",
-             ERROR_EXAMPLES)):
-        p = sub.add_parser(name, help=text, description=textwrap.fill(desc, 79), epilog=ex,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
-        _add_data_flags(p)
-        p.add_argument("-params", "--params", default="", help="parameter file (default: "
-                                                             "the built-in defaults)")
-        if name == "error":
-            p.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
-            p.add_argument("-qsearch", "--qsearch", action="store_true",
-                           help="only the full quiescence E (default: also the leaf E)")
-    for name, text in DELEGATED.items():
-        sub.add_parser(name, help=text, add_help=False)
-    return ap
+
+def _k_flags(p):
+    _add_data_flags(p)
+    p.add_argument("-params", default="", help="parameter file (default: the built-in "
+                                               "defaults)")
+
+
+def _error_flags(p):
+    _k_flags(p)
+    p.add_argument("-k", type=float, default=0.0, help="K (default: fitted)")
+    p.add_argument("-qsearch", action="store_true",
+                   help="only the full quiescence E (default: also the leaf E)")
 
 
 def _load_set(args):
@@ -188,7 +164,7 @@ def _load_set(args):
 
     if not args.data:
         raise CliError("no data files given", EXIT_USAGE)
-    _check_files(args.data)
+    check_files(args.data, "data file")
     try:
         ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
     except DataError as e:
@@ -212,7 +188,7 @@ def cmd_k(args):
 
     from tuner.error import Scorer, error, fit_k
 
-    W = _weights(_check_params_file(args.params))
+    W = _weights(check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
     t = time.time()
@@ -226,7 +202,7 @@ def cmd_k(args):
 def cmd_error(args):
     from tuner.error import Scorer, error, fit_k
 
-    W = _weights(_check_params_file(args.params))
+    W = _weights(check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
     t = time.time()
@@ -250,18 +226,19 @@ def cmd_run(args):
     from tuner.positions import DataError
     from tuner.run import VALID_FILE, Run, RunConfig, SplitRun
 
-    split = bool(args.valid_data) or (args.resume and os.path.exists(
-        os.path.join(args.dir, VALID_FILE)))
+    directory, resume = run_dir(args)
+    split = bool(args.valid_data) or (resume and os.path.exists(
+        os.path.join(directory, VALID_FILE)))
     cls = SplitRun if split else Run
-    if args.resume:
-        if not os.path.exists(os.path.join(args.dir, "state.json")):
-            raise CliError(f"{args.dir}: no run to resume (no state.json)")
+    if resume:
+        if not os.path.exists(os.path.join(directory, "state.json")):
+            raise CliError(f"{directory}: no run to resume (no state.json)")
     else:
         if not args.data:
             raise CliError("no data files given", EXIT_USAGE)
-        if os.path.exists(os.path.join(args.dir, "state.json")):
-            raise CliError(f"{args.dir} already holds a run: use --resume or another "
-                           f"directory", EXIT_USAGE)
+        if os.path.exists(os.path.join(directory, "state.json")):
+            raise CliError(f"{directory} already holds a run: use -resume {directory} or "
+                           f"another directory", EXIT_USAGE)
         try:
             chosen = select_weights(args.params, linear_only=args.method in ("adam", "adagrad"))
         except ValueError as e:
@@ -269,12 +246,12 @@ def cmd_run(args):
         if len(chosen) == 0:
             raise CliError(f"-params: no weights to tune ({args.method} tunes linear weights "
                            f"only)", EXIT_USAGE)
-        _check_files(args.data)
-        _check_files(args.valid_data, "validation file")
-        _check_params_file(args.init)
+        check_files(args.data, "data file")
+        check_files(args.valid_data, "validation file")
+        check_params_file(args.init)
     try:
-        if args.resume:
-            run = cls.open(args.dir, threads=args.threads)
+        if resume:
+            run = cls.open(directory, threads=args.threads)
             print(f"resuming {run}")
         else:
             config = RunConfig(data=list(args.data), method=args.method, params=args.params,
@@ -287,9 +264,9 @@ def cmd_run(args):
                                patience=args.patience)
             if split:
                 config.valid = 0.0
-                run = SplitRun.create_split(args.dir, config, args.valid_data)
+                run = SplitRun.create_split(directory, config, args.valid_data)
             else:
-                run = Run.create(args.dir, config)
+                run = Run.create(directory, config)
         run.tune(progress=not args.quiet)
     except DataError as e:
         raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
@@ -297,32 +274,60 @@ def cmd_run(args):
         raise CliError(f"{e.filename}: {e.strerror}") from None
     except ValueError as e:
         raise CliError(e) from None
-    print(f"done: {os.path.join(args.dir, 'params.txt')}")
+    print(f"done: {os.path.join(directory, 'params.txt')}")
     return 0
+
+
+@dataclass
+class Subcommand:
+    """A subcommand parsed here: its help line, description, examples, flags and function."""
+
+    help: str
+    description: str
+    examples: str
+    flags: Callable
+    run: Callable
+
+
+SUBCOMMANDS = {
+    "run": Subcommand(
+        "tune parameters in a run directory (or -resume one)",
+        "Tune evaluation parameters on labelled positions, checkpointed in a run directory "
+        "after every parameter.", EXAMPLES, _run_flags, cmd_run),
+    "k": Subcommand(
+        "fit K for a parameter file on a data set",
+        "Fit K, the scale of the win-probability curve, so that the quiescence scores of a "
+        "parameter file best predict the results; print K and E.", K_EXAMPLES, _k_flags, cmd_k),
+    "error": Subcommand(
+        "E of a parameter file on a data set",
+        "Print E, the mean squared error of the predicted results, for a parameter file: with "
+        "the full quiescence search and with the leaves the tuner uses.", ERROR_EXAMPLES,
+        _error_flags, cmd_error),
+}
+
+
+def build_parser():
+    """The parser of `wasp-tune` and of the subcommands in `SUBCOMMANDS` (the `DELEGATED` ones
+    are listed in the help; their own modules parse them)."""
+    ap = ArgumentParser(prog="wasp-tune",
+                        description="Texel tuning of the Wasp-Py evaluation parameters.",
+                        epilog=EXAMPLES)
+    names = [*SUBCOMMANDS, *DELEGATED]
+    sub = ap.add_subparsers(dest="command", metavar="{" + ",".join(names) + "}")
+    for name, c in SUBCOMMANDS.items():
+        c.flags(sub.add_parser(name, help=c.help, description=textwrap.fill(c.description, 79),
+                               epilog=c.examples))
+    for name, d in DELEGATED.items():
+        sub.add_parser(name, help=d.help, add_help=False)
+    return ap
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "datagen":
-        from tuner.datagen_cli import main as datagen_main
-
-        return datagen_main(argv[1:])
-    if argv[:2] == ["data", "convert"]:
-        from tuner.convert import main as convert_main
-
-        return convert_main(argv[2:])
-    if argv and argv[0] == "spsa":
-        from tuner.spsa_cli import main as spsa_main
-
-        return spsa_main(argv[1:])
-    if argv and argv[0] == "nnue":
-        from tuner.nnue.cli import main as nnue_main
-
-        return nnue_main(argv[1:])
+    if argv[:2] == ["data", "convert"]:  # between the formats of net data
+        return Delegated("", "tuner.convert").main("convert", argv[2:])
     if argv and argv[0] in DELEGATED:
-        from tuner.data.cli import main as datasets_main
-
-        return datasets_main(argv)
+        return DELEGATED[argv[0]].main(argv[0], argv[1:])
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.command is None:
@@ -332,7 +337,7 @@ def main(argv=None) -> int:
 
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # bad games: DataError, counted
     try:
-        return {"run": cmd_run, "k": cmd_k, "error": cmd_error}[args.command](args)
+        return SUBCOMMANDS[args.command].run(args)
     except CliError as e:
         return fail(f"wasp-tune {args.command}", e, e.code)
 

@@ -22,13 +22,10 @@ from tuner.rows import NO_EP, R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
 
 CACHE_VERSION = 2
 
-_PIECE_CODE = np.full(256, 255, dtype=np.uint8)
-for _i, _ch in enumerate("PNBRQKpnbrqk"):
-    _PIECE_CODE[ord(_ch)] = _i
-_PIECE_CODE[ord(".")] = 12
-_EXPAND = str.maketrans({str(d): "." * d for d in range(1, 9)})
+# the row's piece codes (wasp.types): white pawn..king 0..5, black 6..11, empty 12
+_PIECE_ORDER = [(color, piece) for color in (True, False) for piece in range(1, 7)]
+EMPTY_CODE = 12
 _CASTLE_BITS = {"K": 1, "Q": 2, "k": 4, "q": 8}
-_SHREDDER = {"H": "K", "A": "Q", "h": "k", "a": "q"}
 _RESULT_TEXT = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 _RE_C9 = re.compile(r'\bc9\s+"?(1-0|0-1|1/2-1/2)"?')
 _RE_BRACKET = re.compile(r"\[\s*(1(?:\.0*)?|0(?:\.0*)?|0?\.50*)\s*\]")
@@ -82,82 +79,64 @@ class PositionSet:
 
 
 # ---------------------------------------------------------------------------
-# FEN packing (pure Python: fast enough to load a million lines in under a minute, then cached)
+# FEN packing: python-chess reads the FEN, the row keeps what standard chess makes of it
 
 
-def _board_string(placement):
-    """The 64 mailbox characters a1..h8 ('.' empty), or raise ValueError."""
-    ranks = placement.split("/")
-    if len(ranks) != 8:
-        raise ValueError(f"expected 8 ranks, got {len(ranks)}")
-    ranks = [r.translate(_EXPAND) for r in ranks]
-    for r in ranks:
-        if len(r) != 8:
-            raise ValueError(f"rank {r!r} does not have 8 squares")
-    return "".join(reversed(ranks))
+def read_fen(fen):
+    """The python-chess board of a FEN's first four fields (the clocks are not kept in a row);
+    ValueError saying what is wrong: python-chess's reading, one king a side, no pawn on the
+    first or last rank, an en-passant square on the third or sixth rank."""
+    import chess
 
-
-def fen_fields(fen):
-    """(64-char board, side 0/1, castle bits, ep square) of a 4- to 6-field FEN; ValueError."""
-    f = fen.split()
-    if len(f) < 4:
-        raise ValueError(f"expected at least 4 FEN fields, got {len(f)}")
-    board = _board_string(f[0])
-    codes = _PIECE_CODE[np.frombuffer(board.encode("latin-1"), dtype=np.uint8)]
-    if np.any(codes == 255):
-        raise ValueError(f"bad piece letter in {f[0]!r}")
-    if np.sum(codes == 5) != 1 or np.sum(codes == 11) != 1:
+    fields = fen.split()
+    if len(fields) < 4:
+        raise ValueError(f"expected at least 4 FEN fields, got {len(fields)}")
+    try:
+        board = chess.Board(" ".join(fields[:4]))
+    except ValueError as e:  # "...: 'FEN'": the bad line is quoted beside the message anyway
+        raise ValueError(str(e).rsplit(": '", 1)[0]) from None
+    status = board.status()
+    if status & (chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING
+                 | chess.STATUS_TOO_MANY_KINGS):
         raise ValueError("each side needs exactly one king")
-    if np.any((codes[:8] % 6 == 0) & (codes[:8] < 12)) or \
-            np.any((codes[56:] % 6 == 0) & (codes[56:] < 12)):
+    if status & chess.STATUS_PAWNS_ON_BACKRANK:
         raise ValueError("pawns on the first or last rank")
-    if f[1] not in ("w", "b"):
-        raise ValueError(f"side to move must be w or b, got {f[1]!r}")
-    side = 0 if f[1] == "w" else 1
-    castle = 0
-    if f[2] != "-":
-        for ch in f[2]:
-            # Shredder-FEN / X-FEN (Chess960) name the rook's file: the h- and a-file rooks
-            # are the standard rights; the row holds no others (the tuner never castles)
-            ch = _SHREDDER.get(ch, ch)
-            if ch in _CASTLE_BITS:
-                castle |= _CASTLE_BITS[ch]
-            elif ch.upper() not in "BCDEFG":
-                raise ValueError(f"bad castling field {f[2]!r}")
-    # keep only rights whose king and rook stand at home (as the core's FEN parser requires)
-    homes = {1: ((4, 5), (7, 3)), 2: ((4, 5), (0, 3)), 4: ((60, 11), (63, 9)),
-             8: ((60, 11), (56, 9))}
-    for bit, need in homes.items():
-        if castle & bit and any(codes[sq] != p for sq, p in need):
-            castle &= ~bit
-    ep = NO_EP
-    if f[3] != "-":
-        if len(f[3]) != 2 or f[3][0] not in "abcdefgh" or f[3][1] not in "36":
-            raise ValueError(f"bad en-passant square {f[3]!r}")
-        ep = "abcdefgh".index(f[3][0]) + 8 * (int(f[3][1]) - 1)
-        pawn_sq = ep - 8 if side == 0 else ep + 8
-        if codes[pawn_sq] != (6 if side == 0 else 0) or (f[3][1] == "6") != (side == 0):
-            ep = NO_EP  # not a real en-passant square: drop it
-        else:
-            # only keep it when a pawn can take there (as the core does)
-            f_ep = ep & 7
-            own = 0 if side == 0 else 6
-            takers = [s for s in (pawn_sq - 1, pawn_sq + 1)
-                      if abs((s & 7) - f_ep) == 1 and codes[s] == own]
-            if not takers:
-                ep = NO_EP
-    return codes, side, castle, ep
+    if status & chess.STATUS_INVALID_EP_SQUARE:
+        if chess.square_rank(board.ep_square) not in (2, 5):
+            raise ValueError(f"bad en-passant square {fields[3]!r}")
+        board.ep_square = None  # no pawn just passed it: not a real en-passant square
+    return board
+
+
+def pack_board(board) -> np.ndarray:
+    """One packed row (uint8 [ROW_WIDTH]) of a python-chess board: the castling rights standard
+    chess reads in it (a Chess960 right the row cannot hold is dropped: the tuner never
+    castles), the en-passant square when a capture there is legal."""
+    import chess
+
+    codes = bytearray(bytes([EMPTY_CODE]) * 64)
+    for code, (color, piece) in enumerate(_PIECE_ORDER):
+        mask = board.pieces_mask(piece, color)
+        while mask:
+            codes[(mask & -mask).bit_length() - 1] = code
+            mask &= mask - 1
+    codes = np.frombuffer(bytes(codes), dtype=np.uint8)
+    if board.chess960:
+        board = board.copy(stack=False)
+        board.chess960 = False
+    rights = board.clean_castling_rights()
+    row = np.zeros(ROW_WIDTH, dtype=np.uint8)
+    row[:32] = codes[0::2] | (codes[1::2] << 4)
+    row[R_SIDE] = 0 if board.turn == chess.WHITE else 1
+    row[R_CASTLE] = sum(bit for bit, square in ((1, chess.H1), (2, chess.A1), (4, chess.H8),
+                                                (8, chess.A8)) if rights & chess.BB_SQUARES[square])
+    row[R_EP] = board.ep_square if board.has_legal_en_passant() else NO_EP
+    return row
 
 
 def pack_fen(fen) -> np.ndarray:
-    """One packed row (uint8 [ROW_WIDTH]) of a FEN; ValueError on a bad FEN."""
-    codes, side, castle, ep = fen_fields(fen)
-    row = np.zeros(ROW_WIDTH, dtype=np.uint8)
-    row[:32] = codes[0::2] | (codes[1::2] << 4)
-    row[R_SIDE] = side
-    row[R_CASTLE] = castle
-    row[R_EP] = ep
-    return row
+    """One packed row (uint8 [ROW_WIDTH]) of a FEN; ValueError on a bad FEN (`read_fen`)."""
+    return pack_board(read_fen(fen))
 
 
 def row_to_fen(row) -> str:
@@ -354,7 +333,7 @@ def load_pgn(path, skip_plies=8, skip_bad=False) -> PositionSet:
                 board.push(node.move)
                 if ply <= skip_plies or board.is_check() or has_mate_score(node.comment):
                     continue
-                rows.append(pack_fen(board.fen()))
+                rows.append(pack_board(board))
                 results.append(result)
     rows = np.array(rows, dtype=np.uint8).reshape(-1, ROW_WIDTH)
     return PositionSet(rows, np.array(results, dtype=np.float64), len(bad), [str(path)],

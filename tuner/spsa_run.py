@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 from testing.config import MatchConfig
-from testing.engine import EngineConfig, EngineError, make_engine
+from testing.engine import EngineConfig, EngineError, UciOption, make_engine
 from testing.game import play_game
 from testing.openings import OpeningBook, OpeningSequence
 from testing.schedule import GameSpec
@@ -59,39 +59,6 @@ class SpsaError(Exception):
 # -- the engine's options as SPSA input -----------------------------------------------------
 
 
-@dataclass
-class UciOption:
-    name: str
-    type: str
-    default: str = ""
-    min: float | None = None
-    max: float | None = None
-
-
-def parse_option(text: str) -> UciOption:
-    """An ``option name ...`` line (without ``option name ``): name, type, default, min, max."""
-    name, _, rest = text.partition(" type ")
-    words = rest.split()
-    opt = UciOption(name.strip(), words[0] if words else "")
-    keys = ("default", "min", "max", "var")
-    i = 1
-    while i < len(words):
-        key = words[i]
-        j = i + 1
-        while j < len(words) and words[j] not in keys:
-            j += 1
-        value = " ".join(words[i + 1:j])
-        if key == "default":
-            opt.default = value
-        elif key in ("min", "max"):
-            try:
-                setattr(opt, key, float(value))
-            except ValueError:
-                pass
-        i = j
-    return opt
-
-
 def c_end_for(lo: float, hi: float, is_float: bool) -> float:
     """The rule of thumb: c_end = (max - min) / 20 (4 significant digits), at least 0.5 for an
     int option (OpenBench never perturbs an int by less)."""
@@ -110,7 +77,7 @@ def read_options(cfg: EngineConfig) -> tuple[str, list[UciOption]]:
         eng.kill()
         raise SpsaError(f"engine {cfg.name!r} failed to start: {e}") from None
     eng.quit()
-    return eng.id_name or cfg.name, [parse_option(t) for t in eng.options.values()]
+    return eng.id_name or cfg.name, list(eng.options.values())
 
 
 def emit_params(name: str, options: list[UciOption], globs: list[str] = ()) -> str:
@@ -125,11 +92,13 @@ def emit_params(name: str, options: list[UciOption], globs: list[str] = ()) -> s
     for o in options:
         if globs and not named(o):
             continue
-        if o.type == "spin" and o.min is not None and o.max is not None and o.min < o.max:
+        bounds = o.bounds()
+        if o.type == "spin" and bounds is not None and bounds[0] < bounds[1]:
             if not globs and any(fnmatch.fnmatch(o.name.lower(), g) for g in NOT_TUNED):
                 continue
-            p = Param(o.name, False, float(int(o.default)) if _num(o.default) else o.min,
-                      o.min, o.max, c_end_for(o.min, o.max, False), R_END)
+            lo, hi = bounds
+            p = Param(o.name, False, float(int(o.default)) if _num(o.default) else lo,
+                      lo, hi, c_end_for(lo, hi, False), R_END)
             lines.append(p.line())
         elif o.type == "string" and globs and _num(o.default):
             lines.append(f"# {o.name}, float, {o.default}, MIN, MAX, C_END, {R_END}   "
@@ -137,11 +106,11 @@ def emit_params(name: str, options: list[UciOption], globs: list[str] = ()) -> s
     return "\n".join(lines) + "\n"
 
 
-def _num(text: str) -> bool:
+def _num(text: str | None) -> bool:
     try:
         float(text)
         return True
-    except ValueError:
+    except (TypeError, ValueError):
         return False
 
 

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 
+from wasp.cliargs import ArgumentParser, add_output
 from wasp.exitcodes import EXIT_OK, EXIT_USAGE, fail, file_problem
 
 EXAMPLES = """examples:
@@ -25,6 +26,8 @@ EXAMPLES = """examples:
   wasp gui --port 8000                   a board in the browser at http://127.0.0.1:8000/
   wasp warmup                            compile and cache every kernel
 
+Flags take one or two dashes (--depth or -depth).
+
 exit codes: 0 ok, 1 a file that cannot be used (or a failed check), 2 a bad command line
 """
 
@@ -38,16 +41,12 @@ def _sub(sub, name, help_, description, example):
     import textwrap
 
     return sub.add_parser(name, help=help_, description=textwrap.fill(description, 79),
-                          epilog=example, formatter_class=argparse.RawDescriptionHelpFormatter)
+                          epilog=example)
 
 
 def _parser():
-    p = argparse.ArgumentParser(
-        prog="wasp",
-        description="Wasp-Py chess engine (after John Stanback's Wasp 1.02).",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = ArgumentParser(prog="wasp", epilog=EXAMPLES,
+                       description="Wasp-Py chess engine (after John Stanback's Wasp 1.02).")
     sub = p.add_subparsers(dest="command")
 
     _sub(sub, "uci", "run the UCI protocol on stdin/stdout (the default)",
@@ -109,7 +108,7 @@ def _parser():
               _example("wasp book build games.pgn more.pgn --plies 16 -o book.bin"))
     bb.add_argument("pgn", nargs="+", help="PGN files")
     bb.add_argument("--plies", type=int, default=16, help="plies of each game (default 16)")
-    bb.add_argument("-o", "--output", required=True, help="the .bin file to write")
+    add_output(bb, "the .bin file to write", dest="output")
     bb.add_argument("--min-count", type=int, default=1,
                     help="leave out moves played fewer times (default 1)")
     bp = _sub(bsub, "probe", "list the book moves of a position",
@@ -162,6 +161,7 @@ class _Setting(argparse.Action):
     UCI_NAMES = {"--eval-file": "EvalFile", "--search-file": "SearchFile", "--hash": "Hash"}
 
     def __call__(self, parser, namespace, values, option_string=None):
+        option_string = "--" + option_string.lstrip("-")  # -hash as --hash
         settings = list(getattr(namespace, "engine_settings", None) or [])
         if option_string == "--option":
             name, eq, value = values.partition("=")

@@ -1,5 +1,6 @@
 """The exit codes and error lines of the command-line tools (`wasp`, `wasp-tune`,
-`wasp-match`): one line on stderr, `tool: error: message`, and the code of its kind."""
+`wasp-match`): one line on stderr, `tool: error: message`, and the code of its kind.
+`CliError` is the one error type the tools raise for a mistake the user can fix."""
 
 import os
 import sys
@@ -8,6 +9,16 @@ import sys
 EXIT_OK = 0
 EXIT_INPUT = 1  # a file that cannot be used (missing, a directory, binary, empty, bad record)
 EXIT_USAGE = 2  # a bad command line: unknown flag or key, a bad value, a bad FEN argument
+
+
+class CliError(Exception):
+    """A mistake the user can fix (a file that cannot be used, a bad flag or value): the tool
+    prints it as one line, `prog: error: message`, and exits with `code` (EXIT_INPUT for a
+    file, EXIT_USAGE for a bad command line)."""
+
+    def __init__(self, message, code=EXIT_INPUT):
+        super().__init__(str(message))
+        self.code = code
 
 
 def file_problem(path, text=True, empty_ok=False):
@@ -28,6 +39,30 @@ def file_problem(path, text=True, empty_ok=False):
     if text and b"\0" in head:
         return f"{path}: a binary file, not text"
     return None
+
+
+def check_files(paths, what="file"):
+    """CliError (exit 1) naming the first of `paths` that cannot be used (`file_problem`; a
+    .parquet file need not be text), before anything is read; empty entries are skipped."""
+    for path in paths:
+        if path:
+            problem = file_problem(path, text=not str(path).lower().endswith(".parquet"))
+            if problem:
+                raise CliError(f"{what} {problem}")
+
+
+def check_params_file(path):
+    """The weights of the parameter file `path` (a `wasp-tune run` params.txt), read before
+    the work starts; None for no file; CliError (exit 1) naming the file and line when bad."""
+    if not path:
+        return None
+    check_files([path], "parameter file")
+    from wasp import params
+
+    try:
+        return params.load(path)
+    except ValueError as e:  # "FILE: line N: why" -> "FILE:N: why", as the data errors
+        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
 
 
 def fail(prog, message, code=EXIT_INPUT):

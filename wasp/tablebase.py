@@ -32,6 +32,31 @@ def table_pieces(name: str) -> int:
     return len(name) - 1
 
 
+def open_tables(paths: str, dtz: bool = True):
+    """(a chess.syzygy.Tablebase of every directory of `paths`, the table files found, the most
+    pieces a table has): the one reader of a Syzygy path, for the engine's SyzygyPath and the
+    tools' -tb (which need no DTZ: `dtz=False`). The files open at the first probe. ValueError
+    naming a directory that is missing or holds no table (no WDL table with `dtz=False`)."""
+    import chess.syzygy
+
+    dirs = split_paths(paths)
+    if not dirs:
+        raise ValueError("no directory given")
+    for d in dirs:
+        if not os.path.isdir(d):
+            raise ValueError(f"{d}: {'not a' if os.path.exists(d) else 'no such'} directory")
+    tables = chess.syzygy.Tablebase()
+    files = 0
+    for d in dirs:
+        found = tables.add_directory(d, load_dtz=dtz)
+        if found == 0:
+            tables.close()
+            raise ValueError(f"{d}: no Syzygy " + ("tables (.rtbw/.rtbz files)" if dtz else
+                                                   "WDL tables (.rtbw files)") + " in it")
+        files += found
+    return tables, files, max(table_pieces(n) for n in (*tables.wdl, *tables.dtz))
+
+
 @dataclass
 class RootProbe:
     """The root moves the tables allow, with their ranks and the scores to report."""
@@ -58,24 +83,9 @@ class Tablebases:
     """
 
     def __init__(self, paths: str):
-        import chess.syzygy
-
-        dirs = split_paths(paths)
-        if not dirs:
-            raise ValueError("no directory given")
-        for d in dirs:
-            if not os.path.isdir(d):
-                raise ValueError(f"{d}: not a directory")
         self.paths = paths
-        self.tables = chess.syzygy.Tablebase()
-        self.files = 0  # table files found (a WDL and a DTZ file a table in a full set)
-        for d in dirs:
-            found = self.tables.add_directory(d)
-            if found == 0:
-                self.tables.close()
-                raise ValueError(f"{d}: no Syzygy tables (.rtbw/.rtbz files) in it")
-            self.files += found
-        self.largest = max(table_pieces(n) for n in (*self.tables.wdl, *self.tables.dtz))
+        # table files found (a WDL and a DTZ file a table in a full set)
+        self.tables, self.files, self.largest = open_tables(paths)
 
     def __repr__(self):
         return f"<Tablebases {self.paths!r}: {self.files} files, up to {self.largest} pieces>"

@@ -137,3 +137,21 @@ def test_the_sound_xboard_test_engine_passes(capsys):
     code, out, _ = run(capsys, [sys.executable, f"arg={BROKEN_XBOARD}", "arg=--fault=none",
                                 "proto=xboard", "startup=3"])
     assert code == 0 and "0 failed" in out, out
+
+
+def test_uci_option_lines_parse_into_their_fields():
+    from testing.engine import parse_option
+
+    o = parse_option("option name Move Overhead type spin default 10 min 0 max 5000")
+    assert (o.name, o.type, o.default, o.min, o.max) == ("Move Overhead", "spin", "10", "0",
+                                                         "5000")
+    assert o.bounds() == (0.0, 5000.0)
+    o = parse_option("Style type combo default Very Risky var Solid var Very Risky")
+    assert (o.name, o.default, o.vars) == ("Style", "Very Risky", ["Solid", "Very Risky"])
+    o = parse_option("option name SyzygyPath type string default <empty>")
+    assert o.default == "<empty>" and o.bounds() is None and o.vars == []
+    o = parse_option("option name Clear Hash type button")
+    assert o.type == "button" and o.default is None
+    assert parse_option("option name Broken").type == ""
+    assert option_problem("option name Broken") == "no type"
+    assert "outside min" in option_problem("option name X type spin default 9 min 0 max 5")

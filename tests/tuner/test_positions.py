@@ -48,7 +48,7 @@ def test_bad_line_is_reported_with_file_and_line_number(tmp_path):
 
 def test_bad_fen_is_reported_with_its_line_number(tmp_path):
     p = _write(tmp_path, [f"{START4} [1.0]", "rnbqkbnr/ppppppp/8 w - - [0.5]"])
-    with pytest.raises(Ps.DataError, match=r"x\.epd:2: expected 8 ranks"):
+    with pytest.raises(Ps.DataError, match=r"x\.epd:2: expected 8 rows"):
         Ps.load_epd(p)
 
 
@@ -84,7 +84,7 @@ def test_parquet_set_loads_like_the_same_epd(tmp_path):
 
 
 @pytest.mark.parametrize("fens, results, message", [
-    ([START4, "rnbqkbnr/ppppppp/8 w - -"], [1.0, 0.5], r"x\.parquet:2: expected 8 ranks"),
+    ([START4, "rnbqkbnr/ppppppp/8 w - -"], [1.0, 0.5], r"x\.parquet:2: expected 8 rows"),
     ([START4, START4], [1.0, 0.7], r"x\.parquet:2: result 0\.7 is not 1, 0\.5 or 0"),
     ([START4, "4k3/8/8/8/8/8/8/K3R3 w - -"], [1.0, 1.0],
      r"x\.parquet:2: the side not to move is in check"),

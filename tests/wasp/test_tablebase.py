@@ -11,7 +11,7 @@ import chess.engine
 import chess.syzygy
 import pytest
 
-from tests.conftest import DATA
+from tests.conftest import DATA, ROOT
 from tests.wasp.test_uci import ENGINE_CMD, _which
 from wasp.engine import Engine
 from wasp.tablebase import TB_WIN, Tablebases
@@ -82,8 +82,10 @@ def test_syzygy_path_lists_the_tables_and_refuses_a_path_without_any(tmp_path):
     assert ": 15 table files, up to 4 pieces" in message
     with pytest.raises(ValueError, match="no Syzygy tables"):
         engine.set_option("SyzygyPath", str(tmp_path))
-    with pytest.raises(ValueError, match="not a directory"):
+    with pytest.raises(ValueError, match="missing: no such directory"):
         engine.set_option("SyzygyPath", f"{TABLES}:{tmp_path / 'missing'}")
+    with pytest.raises(ValueError, match="README.md: not a directory"):
+        engine.set_option("SyzygyPath", str(ROOT / "README.md"))
     assert engine.tablebases.paths == TABLES  # unchanged by the refused values
     assert engine.set_option("SyzygyPath", "<empty>") == "SyzygyPath: no tables"
     assert engine.tablebases is None
@@ -200,7 +202,7 @@ def test_xboard_egtpath_syzygy_sets_the_tables():
     assert xb.engine.tablebases is not None
     xb.handle("egtpath gaviota /nowhere")  # other kinds of tables: ignored
     xb.handle("egtpath syzygy /nowhere")
-    assert "SyzygyPath not set: /nowhere: not a directory" in out.getvalue()
+    assert "SyzygyPath not set: /nowhere: no such directory" in out.getvalue()
 
 
 def _game(white, black, board, max_plies=200):

@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from tuner.kernels import unpack_row
-from tuner.positions import has_mate_score, pack_fen, row_to_fen
+from tuner.positions import has_mate_score, pack_board, row_to_fen
 from tuner.rows import ROW_WIDTH
 from wasp.types import KEYS
 
@@ -290,7 +290,7 @@ def read_pgn(path, skip_plies=8, skip_book=True, on_game=None):
                 if mate:
                     counts["mate_score"] += 1
                     continue
-                rows.append(pack_fen(board.fen()))
+                rows.append(pack_board(board))
                 results.append(result)
                 gidx.append(g)
                 plies.append(ply)

@@ -1,10 +1,10 @@
 """`wasp-tune data` and `wasp-tune loop`: labelled sets from games, self-play, the tuning loop."""
 
-import argparse
 import os
 import sys
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.cliargs import ArgumentParser, add_output, add_resume, add_run_dir, run_dir
+from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
 
 DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn more.pgn -o sets/a            # sets/a/train.epd, valid.epd, summary
@@ -45,86 +45,70 @@ exit codes: 0 ok, 1 a file that cannot be used or a stage that failed, 2 a bad c
 """
 
 
-class CliError(Exception):
-    """A mistake the user can fix: one line on stderr and exit `code`."""
-
-    def __init__(self, message, code=EXIT_INPUT):
-        super().__init__(str(message))
-        self.code = code
-
-
-def _check_files(paths, what="file", text=True):
-    for path in paths:
-        if path:
-            problem = file_problem(path, text=text)
-            if problem:
-                raise CliError(f"{what} {problem}")
-
-
 def _build_flags(p):
-    p.add_argument("-o", "--out", "-out", required=True, help="output directory")
-    p.add_argument("-skip-plies", "--skip-plies", type=int, default=8,
+    add_output(p, "output directory")
+    p.add_argument("-skip-plies", type=int, default=8,
                    help="plies skipped at the start of each game (default 8)")
-    p.add_argument("-keep-book", "--keep-book", action="store_true",
+    p.add_argument("-keep-book", action="store_true",
                    help="keep positions reached by {book} moves (default: skipped)")
-    p.add_argument("-no-quiet", "--no-quiet", action="store_true",
+    p.add_argument("-no-quiet", action="store_true",
                    help="keep positions that are not quiet")
-    p.add_argument("-no-dedupe", "--no-dedupe", action="store_true",
+    p.add_argument("-no-dedupe", action="store_true",
                    help="keep repeated positions")
-    p.add_argument("-max-per-game", "--max-per-game", type=int, default=0,
+    p.add_argument("-max-per-game", type=int, default=0,
                    help="at most N positions per game, a seeded random choice (0: all)")
-    p.add_argument("-valid", "--valid", type=float, default=0.1,
+    p.add_argument("-valid", type=float, default=0.1,
                    help="fraction of the games held out for validation (default 0.1)")
-    p.add_argument("-seed", "--seed", type=int, default=1, help="cap and split seed (default 1)")
-    p.add_argument("-params", "--params", default="",
+    p.add_argument("-seed", type=int, default=1, help="cap and split seed (default 1)")
+    p.add_argument("-params", default="",
                    help="parameter file for the quiet test (default: built-in values)")
-    p.add_argument("-format", "--format", default="c9", choices=["c9", "bracket", "parquet"],
+    p.add_argument("-format", default="c9", choices=["c9", "bracket", "parquet"],
                    help='c9: FEN c9 "1-0"; (default), bracket: FEN [1.0], parquet (pyarrow)')
-    p.add_argument("-threads", "--threads", type=int, default=2,
+    p.add_argument("-threads", type=int, default=2,
                    help="worker threads (default 2)")
-    p.add_argument("-tb", "--tb", default="", metavar="PATHS",
+    p.add_argument("-tb", default="", metavar="PATHS",
                    help="Syzygy tablebase directories (':'-separated): endgame positions are "
                         "labelled by the tables instead of the game's result")
-    p.add_argument("-tb-pieces", "--tb-pieces", type=int, default=None, metavar="N",
+    p.add_argument("-tb-pieces", type=int, default=None, metavar="N",
                    help="-tb: only positions of N pieces or fewer (default: the largest table)")
-    p.add_argument("-tb-mode", "--tb-mode", choices=["relabel", "drop"], default=None,
+    p.add_argument("-tb-mode", choices=["relabel", "drop"], default=None,
                    help="-tb: relabel (the tables' result, the default) or drop the positions "
                         "whose game result the tables contradict")
 
 
 def data_parser():
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="wasp-tune data", description="Labelled position sets from PGN games.",
-        epilog=DATA_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=DATA_EXAMPLES)
     p.add_argument("pgn", nargs="+", help="PGN files (the match runner's -pgnout or any PGN)")
     _build_flags(p)
     return p
 
 
 def selfplay_parser():
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="wasp-tune data selfplay",
         description="Play games with the match runner and build a labelled set from them.",
-        epilog=DATA_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=DATA_EXAMPLES)
     _build_flags(p)
-    p.add_argument("-games", "--games", type=int, default=100,
+    p.add_argument("-games", type=int, default=100,
                    help="games per encounter, in colour-swapped pairs (default 100)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("-nodes", "--nodes", type=int, default=2000,
+    g.add_argument("-nodes", type=int, default=2000,
                    help="nodes per move (default 2000)")
-    g.add_argument("-tc", "--tc", default="", help="time control instead, e.g. 5+0.05")
-    p.add_argument("-concurrency", "--concurrency", type=int, default=2,
+    g.add_argument("-tc", default="", help="time control instead, e.g. 5+0.05")
+    p.add_argument("-concurrency", type=int, default=2,
                    help="games played at once (default 2)")
-    p.add_argument("-openings", "--openings", default="",
+    p.add_argument("-openings", default="",
                    help="openings EPD/PGN (default: datasets/openings-uho-5000.epd; with "
                         "-variant fischerandom the 960 starts, datasets/chess960.epd)")
-    p.add_argument("-variant", "--variant", choices=("standard", "fischerandom"),
+    p.add_argument("-variant", choices=("standard", "fischerandom"),
                    default="standard",
                    help="fischerandom: Chess960/DFRC games (castling king-takes-rook), "
                         "as wasp-match -variant plays them")
-    p.add_argument("-engine-params", "--engine-params", default="",
+    p.add_argument("-engine-params", default="",
                    help="EvalFile for our engine (default: the built-in values)")
-    p.add_argument("-engine", "--engine", nargs="+", action="append", default=[],
+    p.add_argument("-engine", nargs="+", action="append", default=[],
                    metavar="KEY=VALUE",
                    help="another engine, as wasp-match takes it (cmd=... name=... option.X=..."
                         "); our engine then plays a round robin with the others")
@@ -135,18 +119,20 @@ def loop_parser():
     from tuner.data.loop import LoopConfig
 
     d = LoopConfig()
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="wasp-tune loop",
         description="Self-play -> labelled set -> tuning -> SPRT of tuned against default.",
-        epilog=LOOP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-dir", "--dir", required=True, help="the loop directory")
-    p.add_argument("-quick", "--quick", action="store_true",
+        epilog=LOOP_EXAMPLES)
+    add_run_dir(p, help="the loop directory")
+    add_resume(p, help="go on with the loop in DIR (its saved settings; running the same "
+                       "command again does too)")
+    p.add_argument("-quick", action="store_true",
                    help="tiny sizes (24 games at 400 nodes plus the shipped sample's 600, "
                         "material only, 8 SPRT games): a pipeline check that runs in a few "
                         "minutes")
-    p.add_argument("-until", "--until", choices=["games", "data", "tune", "sprt"],
+    p.add_argument("-until", choices=["games", "data", "tune", "sprt"],
                    help="stop after this stage")
-    p.add_argument("-quiet", "--quiet", action="store_true",
+    p.add_argument("-quiet", action="store_true",
                    help="no per-game lines from the match runner, no progress bars")
     for name, typ, help_ in (
             ("games", int, "self-play games (default %(default)s)"),
@@ -176,18 +162,18 @@ def loop_parser():
             ("elo1", float, "SPRT H1 (nElo, default %(default)s)"),
             ("seed", int, "seed (default %(default)s)")):
         attr = name.replace("-", "_")
-        p.add_argument(f"-{name}", f"--{name}", type=typ, default=None, dest=attr,
+        p.add_argument(f"-{name}", type=typ, default=None, dest=attr,
                        help=help_.replace("%(default)s", str(getattr(d, attr))))
-    p.add_argument("-params", "--params", nargs="+", default=None, metavar="GLOB",
+    p.add_argument("-params", nargs="+", default=None, metavar="GLOB",
                    help="parameters to tune, globs; '!GLOB' leaves some out (default: all; "
                         "--quick: material and tempo)")
-    p.add_argument("-then-binary", "--then-binary", nargs="+", default=None, metavar="GLOB",
+    p.add_argument("-then-binary", nargs="+", default=None, metavar="GLOB",
                    dest="then_binary",
                    help="after the tuning method, Wasp's binary search over these weights "
                         "(e.g. the non-linear king-safety and draw-factor scalars the gradient "
                         "methods leave alone: ks_attacker_weight ks_undefended ks_shield "
                         "ks_storm ks_safe_check 'df_*'); the SPRT plays the result")
-    p.add_argument("-data", "--data", nargs="+", default=None, metavar="PGN",
+    p.add_argument("-data", nargs="+", default=None, metavar="PGN",
                    help="more PGN games for the set (e.g. a shipped sample)")
     return p
 
@@ -211,10 +197,10 @@ def _check_tablebase(args):
         return
     if args.tb_pieces is not None and args.tb_pieces < 0:
         raise CliError("-tb-pieces: must be at least 0", EXIT_USAGE)
-    from testing.tablebase import open_tables
+    from wasp.tablebase import open_tables
 
     try:
-        tables, _ = open_tables(args.tb)
+        tables, _, _ = open_tables(args.tb, dtz=False)
     except ValueError as e:
         raise CliError(f"-tb: {e}") from None
     tables.close()
@@ -227,8 +213,8 @@ def _build_and_write(paths, args):
         builder.check_format(args.format)
     except ValueError as e:
         raise CliError(e) from None
-    _check_files(paths, "PGN file")
-    _check_params(args.params)
+    check_files(paths, "PGN file")
+    check_params_file(args.params)
     _check_tablebase(args)
     config = _build_config(args)
     ds = builder.build(paths, config, log=print)
@@ -249,7 +235,7 @@ def _check_pgn(path):
 
     import chess.pgn
 
-    _check_files([path], "PGN file")
+    check_files([path], "PGN file")
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)
     with open(path, encoding="utf-8", errors="replace") as f:
         try:
@@ -265,7 +251,7 @@ def _check_openings(path, variant="standard"):
     (and before the loop saves its settings)."""
     if not path:
         return
-    _check_files([path], "openings file")
+    check_files([path], "openings file")
     from testing.openings import OpeningBook
     from testing.variant import VariantError
 
@@ -278,19 +264,6 @@ def _check_openings(path, variant="standard"):
                        f"standard chess (-variant fischerandom plays Chess960)") from None
     except ValueError as e:
         raise CliError(f"openings file {e}") from None
-
-
-def _check_params(path):
-    """A parameter file (-params, -engine-params) is read now, not after the games."""
-    if not path:
-        return
-    _check_files([path], "parameter file")
-    from wasp import params as P
-
-    try:
-        P.load(path)
-    except ValueError as e:
-        raise CliError(f"parameter file {str(e).replace(': line ', ':', 1)}") from None
 
 
 def cmd_data(argv):
@@ -311,8 +284,8 @@ def cmd_selfplay(argv):
     except ValueError as e:
         raise CliError(e) from None
     _check_openings(args.openings, args.variant)
-    _check_params(args.engine_params)
-    _check_params(args.params)
+    check_params_file(args.engine_params)
+    check_params_file(args.params)
     _check_tablebase(args)
     others = [["-engine", *tokens] for tokens in args.engine]
     try:
@@ -352,12 +325,15 @@ def cmd_loop(argv):
                 raise CliError(f"{flag}: {e}", EXIT_USAGE) from None
     if args.method is not None and args.method not in ("binary", "local", "adam", "adagrad"):
         raise CliError(f"-method: {args.method!r} (binary, local, adam or adagrad)", EXIT_USAGE)
-    if os.path.exists(args.dir) and not os.path.isdir(args.dir):
-        raise CliError(f"-dir {args.dir}: not a directory", EXIT_USAGE)
+    directory, resume = run_dir(args)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise CliError(f"-dir {directory}: not a directory", EXIT_USAGE)
+    if resume and not os.path.isfile(os.path.join(directory, "loop.json")):
+        raise CliError(f"{directory}: no loop to resume (no loop.json)")
     from wasp.kernelprogress import kernel_progress
 
     try:
-        loop = Loop(args.dir, config, quiet_matches=args.quiet)
+        loop = Loop(directory, config, quiet_matches=args.quiet)
         # The stages run here (the set's labels, the tuner) compile kernels the first time:
         # a bar on stderr while they do (`wasp warmup` shows one for the engines' kernels)
         with kernel_progress():
@@ -365,7 +341,7 @@ def cmd_loop(argv):
     except (RuntimeError, ValueError, OSError) as e:
         raise CliError(e) from None
     if rep is not None:
-        print(f"done: {os.path.join(args.dir, 'report.json')}")
+        print(f"done: {os.path.join(directory, 'report.json')}")
     return 0
 
 

@@ -8,7 +8,6 @@ OpenBench use (line 1: both sides 0; line 2: white 0, black 1).
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import sys
@@ -16,6 +15,7 @@ import sys
 import chess
 
 from wasp import chess960 as w960
+from wasp.cliargs import ArgumentParser, add_output
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail
 
 N960 = w960.N_POSITIONS
@@ -79,20 +79,18 @@ def write_book(path: str, numbers, castling: str = "shredder") -> int:
     return len(lines)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="wasp-tune data dfrc", epilog=EXAMPLES,
-        description="An opening book of DFRC (or Chess960) start positions.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-o", "--out", "-out", required=True, help="output EPD file")
-    p.add_argument("-n", "--n", type=int, default=1000,
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="wasp-tune data dfrc", epilog=EXAMPLES,
+                       description="An opening book of DFRC (or Chess960) start positions.")
+    add_output(p, "output EPD file")
+    p.add_argument("-n", type=int, default=1000,
                    help="number of positions, a seeded random draw (default 1000)")
-    p.add_argument("-all", "--all", action="store_true",
+    p.add_argument("-all", action="store_true",
                    help="every position (921,600 DFRC; 960 with -chess960)")
-    p.add_argument("-seed", "--seed", type=int, default=1, help="draw seed (default 1)")
-    p.add_argument("-chess960", "--chess960", action="store_true",
+    p.add_argument("-seed", type=int, default=1, help="draw seed (default 1)")
+    p.add_argument("-chess960", action="store_true",
                    help="Chess960 positions only (both sides the same arrangement)")
-    p.add_argument("-castling", "--castling", choices=CASTLING_FORMS, default="shredder",
+    p.add_argument("-castling", choices=CASTLING_FORMS, default="shredder",
                    help="castling field: shredder (HFhf, default) or xfen (KQkq)")
     return p
 

@@ -278,11 +278,13 @@ class Loop:
 
 
 def _count_games(pgn):
+    """Games in a PGN file (python-chess finds where each ends)."""
+    import chess.pgn
+
     n = 0
     with open(pgn, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("[Event "):
-                n += 1
+        while chess.pgn.skip_game(f):
+            n += 1
     return n
 
 

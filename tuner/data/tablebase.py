@@ -30,9 +30,9 @@ def tablebase_labels(rows: np.ndarray, paths: str, pieces: int = 0):
     import chess
     import chess.syzygy
 
-    from testing.tablebase import open_tables
+    from wasp.tablebase import open_tables
 
-    tables, largest = open_tables(paths)
+    tables, _, largest = open_tables(paths, dtz=False)
     cap = largest if not pieces else min(pieces, largest)
     labels = np.full(len(rows), np.nan)
     eligible = np.nonzero((piece_counts(rows) <= cap) & (rows[:, R_CASTLE] == 0))[0]
