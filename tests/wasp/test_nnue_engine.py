@@ -183,3 +183,33 @@ def test_python_chess_plays_a_legal_chess960_game_against_the_engine_with_a_net(
         board.chess960 = True
         _play(wasp, board, chess.engine.Limit(nodes=300), 60)
         assert board.ply() > 10
+
+
+def test_wasp_play_takes_a_net(tmp_path, net_path):
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "wasp.cli", "play", "--pgn",
+                                           str(tmp_path / "game.pgn"), "--side", "b", "--depth",
+                                           "3", "--eval-file", str(net_path)],
+                          cwd=str(ROOT), encoding="utf-8", timeout=600)
+    child.expect("wasp plays \\S+  \\(depth 3, ")
+    child.expect("your move: ")
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+
+
+def test_the_browser_boards_engine_takes_a_net(net_path):
+    from wasp.gui.game import Game
+
+    game = Game("net", white={"type": "engine", "depth": 3},
+                engine_settings=[("EvalFile", str(net_path))])
+    try:
+        for _ in range(600):
+            state = game.state()
+            if state["moves"]:
+                break
+            game.wait_for_change(state["version"], 1.0)
+        assert state["moves"] and state["moves"][0]["analysis"]["depth"] == 3
+        assert game._engine.searcher.net_hidden == 16
+    finally:
+        game.close()
