@@ -213,3 +213,13 @@ def test_the_browser_boards_engine_takes_a_net(net_path):
         assert game._engine.searcher.net_hidden == 16
     finally:
         game.close()
+
+
+def test_the_search_evaluation_of_a_wild_net_stays_clear_of_mate_scores(tmp_path):
+    from wasp.nnue.evaluate import EVAL_LIMIT
+    from wasp.search import MATE_BOUND
+
+    path = tmp_path / "wild.nnue"
+    path.write_bytes(bullet_bytes(np.zeros((768, 16)), np.full(16, 1.98), np.full(32, 1.98), 1.9))
+    net, used = evaluate_position(nn_array(netfile.read(path)), Position())
+    assert net > EVAL_LIMIT and used == EVAL_LIMIT < MATE_BOUND

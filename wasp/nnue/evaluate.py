@@ -4,7 +4,8 @@ from the side to move's view, as `wasp.evaluate.evaluate` gives without one.
 The net's output (`wasp.nnue.network.forward`) is the score, with exact endgame knowledge on
 top: king and pawn against king is scored from the KPK bitbase (a draw 0, a win KPK_WIN plus
 the net's size of it), insufficient material is a draw before any evaluation (the search's
-draw test), and Syzygy tables, when given, decide at the root (`wasp.engine`). The `info`
+draw test), and Syzygy tables, when given, decide at the root (`wasp.engine`). The score is
+kept within +-EVAL_LIMIT, clear of the mate scores. The `info`
 the search's pruning reads is filled cheaply: the hung material is that of the side to move's
 pieces attacked by enemy pawns, the pawn-ending and promotion-threat flags as the hand-written
 evaluation sets them; no mate threat is reported.
@@ -39,6 +40,7 @@ from wasp.types import (
 )
 
 KPK_WIN = 800  # centipawns of a won KPK position, before the net's own score is added
+EVAL_LIMIT = 20000  # the search's evaluation stays this far from the mate scores (32000 - ply)
 HUNG_VALUES = np.array([100, 300, 300, 500, 900, 0], dtype=np.int64)  # by piece type
 
 
@@ -64,6 +66,7 @@ def evaluate(T, S, E, NN, info):
             score = v if strong == stm else -v
         else:
             score = 0
+    score = max(-EVAL_LIMIT, min(EVAL_LIMIT, score))  # a wild net cannot fake a mate
 
     # What the search's pruning asks of the evaluation.
     opp_pawn_att = _pawn_attacks(bb[op + PAWN], 1 - stm)
