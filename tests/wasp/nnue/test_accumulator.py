@@ -99,3 +99,20 @@ def test_the_stack_has_room_for_the_longest_history():
 
     NN = nn_array(_net(4, 2))
     assert acc_offset(NN, MAX_HISTORY) + 8 <= NN.shape[0]
+
+
+def test_the_kernels_rows_are_bullets_chess768_features():
+    """The accumulator's weight row of each piece is wasp.nnue.inputs.feature's (bullet's
+    Chess768: own pieces first, squares from the perspective's own first rank)."""
+    from wasp.nnue import inputs
+    from wasp.nnue.accumulator import NN_HEADER, _row
+
+    n = 7
+    for perspective in (0, 1):
+        for piece in range(12):
+            for sq in range(64):
+                expected = inputs.feature(perspective, piece // 6, piece % 6, sq)
+                assert _row(n, perspective, piece, sq) == NN_HEADER + expected * n
+    assert inputs.feature(0, 0, 0, 8) == 8  # White's pawn on a2, White's view
+    assert inputs.feature(1, 1, 0, 48) == 8  # Black's pawn on a7, Black's view
+    assert inputs.feature(1, 0, 5, 4) == 384 + 320 + 60  # White's king on e1, Black's view
