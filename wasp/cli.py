@@ -92,10 +92,15 @@ def _parser():
 
     pv = _sub(sub, "eval", "print the evaluation trace of a position",
               "Print the static evaluation of a position term by term (white and black, "
-              "opening and endgame), the phase, king safety, draw factor and the final score.",
+              "opening and endgame), the phase, king safety, draw factor and the final score; "
+              "with a net (--eval-file NET.nnue), the net's output and the evaluation the "
+              "search uses.",
               _example('wasp eval "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq '
-                       '- 2 3"', "wasp eval startpos"))
+                       '- 2 3"', "wasp eval startpos", "wasp eval startpos --eval-file net.nnue"))
     pv.add_argument("fen", help="the position: a FEN in quotes, or 'startpos'")
+    pv.add_argument("--eval-file", metavar="FILE",
+                    help="evaluation parameters, or a net: then the lines 'NNUE: N (side to "
+                         "move)' and the evaluation the search uses (default: built in)")
 
     bk = _sub(sub, "book", "build or probe a Polyglot opening book",
               "Build a Polyglot opening book from PGN games, or list a position's book moves.",
@@ -181,8 +186,8 @@ def _engine_options(parser) -> None:
     g.add_argument("--book", action=_Setting, metavar="FILE",
                    help="a Polyglot book for the engine's opening moves")
     g.add_argument("--eval-file", action=_Setting, metavar="FILE",
-                   help="evaluation parameters (a `wasp-tune run` params.txt; default: the "
-                        "built-in tuned values)")
+                   help="evaluation parameters (a `wasp-tune run` params.txt) or a net "
+                        "(bullet's layout, .nnue; default: the built-in tuned values)")
     g.add_argument("--search-file", action=_Setting, metavar="FILE",
                    help="search parameters, `Name = value` lines (default: built in)")
     g.add_argument("--hash", action=_Setting, metavar="MB", help="hash table MB (default 16)")
@@ -271,16 +276,43 @@ def _book(args):
     return EXIT_OK
 
 
-def _eval(fen):
-    from wasp.trace import format_trace
+def _eval(fen, eval_file=None):
+    from wasp.board import Position
+    from wasp.fen import STARTING_FEN
 
-    if fen == "startpos":
-        fen = None
     try:
-        text = format_trace(fen)
+        position = Position(STARTING_FEN if fen == "startpos" else fen)
     except ValueError as e:
         return fail("wasp eval", f"bad FEN {fen!r}: {e}", EXIT_USAGE)
-    print(text)
+    W = None
+    if eval_file:
+        problem = file_problem(eval_file, text=False)
+        if problem:
+            return fail("wasp eval", problem)
+        from wasp.engine import Engine
+
+        engine = Engine()
+        try:
+            engine.set_option("EvalFile", eval_file)
+        except ValueError as e:
+            return fail("wasp eval", e)
+        W = engine.W
+    from wasp.nnue.netfile import Net
+
+    if isinstance(W, Net):
+        from wasp.nnue.accumulator import nn_array
+        from wasp.nnue.evaluate import evaluate_position
+
+        net, used = evaluate_position(nn_array(W), position)
+        white = used if position.turn == 0 else -used
+        print(position.fen())
+        print(f"NNUE: {net} (side to move)")
+        print(f"Final evaluation: {used} (side to move), {white} (white side): the net, with "
+              f"the KPK bitbase and insufficient-material draws on top")
+        return EXIT_OK
+    from wasp.trace import format_trace
+
+    print(format_trace(position, W))
     return EXIT_OK
 
 
@@ -297,7 +329,8 @@ def _engine_file_problem(settings):
     """The first unusable file among engine options (BookFile, EvalFile, SearchFile), or None."""
     for name, value in settings:
         if name in ("BookFile", "EvalFile", "SearchFile") and value:
-            problem = file_problem(value, text=name != "BookFile")
+            # an EvalFile may be a net: the engine tells it apart from a parameter file
+            problem = file_problem(value, text=name == "SearchFile")
             if problem:
                 return f"{name}: {problem}"
     return None
@@ -341,7 +374,7 @@ def main(argv=None, gui=None):
     if args.command == "epd":
         return _epd(args)
     if args.command == "eval":
-        return _eval(args.fen)
+        return _eval(args.fen, args.eval_file)
     if args.command == "book":
         return _book(args)
     if args.command == "gui":

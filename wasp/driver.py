@@ -41,6 +41,8 @@ from wasp.movepick import (
     SD_TT_HITS,
     SD_TT_PROBES,
 )
+from wasp.nnue.accumulator import NN_HIDDEN, nn_array, no_net
+from wasp.nnue.netfile import Net
 from wasp.position import copy_state
 from wasp.search import (
     INF,
@@ -130,6 +132,7 @@ class Searcher:
         self.T = tables()
         self.W = default_weights()
         self.E = new_eval_cache(EVAL_CACHE_ENTRIES)
+        self.NN = no_net()  # a net and its accumulators (wasp.nnue) when one is loaded
         self.TT = new_table(hash_mb)
         self.SD = np.zeros(SD_SIZE, dtype=np.int64)
         self.SD[SD_FLAGS:SD_FLAGS + N_TECHNIQUES] = 1
@@ -173,10 +176,21 @@ class Searcher:
     def search_params(self) -> list[int]:
         return [int(v) for v in self.SD[SD_PARAMS:SD_PARAMS + N_SEARCH_PARAMS]]
 
-    def set_weights(self, W: np.ndarray) -> None:
-        """New evaluation weights: the TT and the evaluation caches are cleared."""
-        self.W = np.ascontiguousarray(W, dtype=np.int64)
+    def set_weights(self, W) -> None:
+        """New evaluation weights: the hand-written evaluation's vector, or a net
+        (`wasp.nnue.netfile.Net`) that then evaluates instead (none: the vector's weights
+        do). The TT and the evaluation caches are cleared."""
+        if isinstance(W, Net):
+            self.NN = nn_array(W)
+        else:
+            self.W = np.ascontiguousarray(W, dtype=np.int64)
+            self.NN = no_net()
         self.clear()
+
+    @property
+    def net_hidden(self) -> int:
+        """N of the net that evaluates, 0 when the hand-written evaluation does."""
+        return int(self.NN[NN_HIDDEN])
 
     def clear(self) -> None:
         """Forget everything learnt (`ucinewgame`, `Clear Hash`)."""
@@ -266,7 +280,7 @@ class Searcher:
         return [m for m in SD[SD_PV:SD_PV + end].tolist() if m != 0]
 
     def _iterate(self, S, limits, on_info, start, clock_start) -> Result:
-        T, W, E, TT, SD, MB = self.T, self.W, self.E, self.TT, self.SD, self.MB
+        T, W, E, NN, TT, SD, MB = self.T, self.W, self.E, self.NN, self.TT, self.SD, self.MB
         n = root_prepare(T, S, TT, SD, MB)
         moves = self._root_moves()
         if limits.searchmoves:
@@ -312,7 +326,8 @@ class Searcher:
                     alpha, beta = -INF, INF
                 while True:
                     SD[SD_ROOT_BEST] = 0
-                    v = int(root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth * ONE_PLY))
+                    v = int(root_search(T, S, W, E, NN, TT, SD, MB, alpha, beta,
+                                              depth * ONE_PLY))
                     if SD[SD_STOP]:
                         break
                     if v <= alpha:
@@ -388,7 +403,8 @@ class Searcher:
         S = copy_state(position.S)
         self.SD[SD_STOP] = 0
         self.SD[SD_NODE_LIMIT] = 0
-        return int(qsearch_root(self.T, S, self.W, self.E, self.TT, self.SD, self.MB, -INF, INF))
+        return int(qsearch_root(self.T, S, self.W, self.E, self.NN, self.TT, self.SD, self.MB,
+                                -INF, INF))
 
 
 __all__ = ["Limits", "Line", "Result", "Searcher", "MATE", "MATE_BOUND", "INF", "ONE_PLY",

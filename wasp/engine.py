@@ -72,7 +72,8 @@ OPTIONS = (
     Option("Clear Hash", "button", meaning="forget the transposition table and history"),
     Option("Move Overhead", "spin", OVERHEAD_DEFAULT, 0, OVERHEAD_MAX,
            "milliseconds kept back per move for the GUI and the pipes"),
-    Option("EvalFile", "file", "", meaning="evaluation parameter file (wasp.params format)"),
+    Option("EvalFile", "file", "",
+           meaning="evaluation parameter file (wasp.params format) or a net (bullet's layout)"),
     Option("SearchFile", "file", "", meaning="search parameter file (Name = value lines)"),
     Option("OwnBook", "check", False, meaning="play book moves from BookFile"),
     Option("BookFile", "file", "", meaning="a Polyglot opening book"),
@@ -88,6 +89,15 @@ OPTIONS = (
 )
 _BY_NAME = {o.name.lower(): o for o in OPTIONS}
 _SEARCH_PARAM_NAMES = {p.name for p in SEARCH_PARAMS}
+
+
+def _binary(path) -> bool:
+    """A file with a NUL byte in its head: not text (EvalFile: then it can only be a net)."""
+    try:
+        with open(path, "rb") as f:
+            return b"\0" in f.read(4096)
+    except OSError:
+        return False
 
 
 def parse_bool(value) -> bool:
@@ -214,7 +224,7 @@ class Engine:
         self.syzygy_50 = True
         self.eval_file = ""
         self.search_file = ""
-        self.W = None  # evaluation weights from EvalFile; None: the built-in defaults
+        self.W = None  # EvalFile's weights, or its net (a wasp.nnue.netfile.Net); None: built in
         self.search_values = search_defaults()
         self.techniques = dict.fromkeys(TECHNIQUES, True)
         self.searcher = None  # wasp.driver.Searcher, built by load()
@@ -326,14 +336,22 @@ class Engine:
                 self.searcher.set_weights(default_weights())
             return "EvalFile: the built-in evaluation"
         from wasp import params
+        from wasp.nnue import netfile
 
         try:
-            W = params.load(value)  # ValueError names the file, line and parameter
+            if netfile.looks_like_net(value) or _binary(value):
+                W = netfile.read(value)  # a net (ValueError: no net has that size)
+            else:
+                W = params.load(value)  # ValueError names the file, line and parameter
         except OSError as exc:
+            raise ValueError(f"EvalFile not loaded: {exc}") from None
+        except ValueError as exc:
             raise ValueError(f"EvalFile not loaded: {exc}") from None
         self.eval_file, self.W = value, W
         if self.searcher is not None:
             self.searcher.set_weights(W)
+        if isinstance(W, netfile.Net):
+            return f"EvalFile {value} loaded: a net, 768 -> {W.hidden} x 2 -> 1"
         return f"EvalFile {value} loaded"
 
     def _set_searchfile(self, option, value):

@@ -59,6 +59,8 @@ from wasp.movepick import (
     score_moves,
     update_quiet_stats,
 )
+from wasp.nnue.accumulator import NN_HIDDEN, acc_make, acc_null, acc_refresh
+from wasp.nnue.evaluate import evaluate as nnue_evaluate
 from wasp.position import (
     check_squares,
     current_key,
@@ -194,8 +196,27 @@ def _from_tt(score, ply):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _eval(T, S, W, E, SD):
+def _eval(T, S, W, E, NN, SD):
+    """The net's evaluation when NN holds one (wasp.nnue), else the hand-written one."""
+    if NN[NN_HIDDEN] != 0:
+        return nnue_evaluate(T, S, E, NN, SD[SD_INFO:SD_INFO + N_INFO])
     return evaluate(T, S, W, E, SD[SD_INFO:SD_INFO + N_INFO])
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _make(T, S, NN, m):
+    """make_move, and the net's accumulators of the child when a net is loaded (unmake_move
+    needs nothing: the parent's stay below them in NN's stack)."""
+    make_move(T, S, m)
+    if NN[NN_HIDDEN] != 0:
+        acc_make(S, NN)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _make_null(T, S, NN):
+    make_null(T, S)
+    if NN[NN_HIDDEN] != 0:
+        acc_null(S, NN)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -290,7 +311,7 @@ def _is_tactical_quiet(T, S, SD, m):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
+def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
     """Captures and queen promotions (all evasions when in check) until the position is quiet.
     `known_check`: 1 or 0 when the caller knows whether the side to move is in check, else -1."""
     SD[SD_PVLEN + ply] = ply
@@ -302,7 +323,7 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
     if _is_draw(S):
         return 0
     if ply >= MAX_PLY - 4:
-        return _eval(T, S, W, E, SD)
+        return _eval(T, S, W, E, NN, SD)
     pv_node = beta - alpha > 1
 
     # Step Q1. Transposition table (qsearch entries have depth 0).
@@ -339,7 +360,7 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
         if -EVAL_OFFSET < tt_ev < EVAL_OFFSET - 1:
             stand = tt_ev
         else:
-            stand = _eval(T, S, W, E, SD)
+            stand = _eval(T, S, W, E, NN, SD)
         if stand >= beta:
             return stand
         best = stand
@@ -366,9 +387,9 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
             # Step Q4. SEE pruning: losing captures are not searched.
             if SD[SD_FLAGS + F_QS_SEE] != 0 and not see_ge0(T, S, m, SD, SD_PARAMS):
                 continue
-        make_move(T, S, m)
+        _make(T, S, NN, m)
         _prefetch(S, E, TT)
-        score = -_qsearch(T, S, W, E, TT, SD, MB, -beta, -alpha, ply + 1, np.int64(-1))
+        score = -_qsearch(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, ply + 1, np.int64(-1))
         unmake_move(T, S)
         if SD[SD_STOP] != 0:
             return 0
@@ -399,7 +420,7 @@ def _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, known_check):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
+def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
     """Alpha-beta (PVS) to `depth` eighths of a ply; `node` is the expected node type;
     `known_check` 1 or 0 when the caller knows whether the side to move is in check, else -1."""
     pv_node = node == NODE_PV
@@ -408,7 +429,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
 
     # Step 1. Horizon: quiescence search unless in check.
     if depth < ONE_PLY and not checked:
-        return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, ply, np.int64(0))
+        return _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, np.int64(0))
 
     # Step 2. Count the node; unwind when stopped.
     if _count_node(SD):
@@ -420,7 +441,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
     if _is_draw(S):
         return 0
     if ply >= MAX_PLY - 4:
-        return _eval(T, S, W, E, SD)
+        return _eval(T, S, W, E, NN, SD)
     if SD[SD_FLAGS + F_MATE_DISTANCE] != 0:
         if alpha < -MATE + ply:
             alpha = -MATE + ply
@@ -452,7 +473,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
         pawn_ending = 0
         threat = 1
     else:
-        ev = _eval(T, S, W, E, SD)
+        ev = _eval(T, S, W, E, NN, SD)
         hung = SD[SD_INFO + INFO_HUNG]
         pawn_ending = SD[SD_INFO + INFO_PAWN_ENDING]
         threat = SD[SD_INFO + INFO_MATE_THREAT] | SD[SD_INFO + INFO_PROMO_THREAT]
@@ -463,7 +484,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
             and alpha > -MATE_BOUND):
         margin = SD[SD_PARAMS + (P_RAZOR_MARGIN_1 if d_plies <= 1 else P_RAZOR_MARGIN_2)]
         if ev <= alpha - margin:
-            q = _qsearch(T, S, W, E, TT, SD, MB, alpha, alpha + 1, ply, np.int64(0))
+            q = _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, alpha + 1, ply, np.int64(0))
             if q <= alpha:
                 return q
 
@@ -484,9 +505,9 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
             and d_plies >= SD[SD_PARAMS + P_NULL_DEPTH]
             and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0
             and beta < MATE_BOUND and S.st[UNDO + (S.st[ST_PLY] - 1) * N_UNDO + UNDO_MOVE] != 0):
-        make_null(T, S)
+        _make_null(T, S, NN)
         _prefetch(S, E, TT)
-        v = -_search(T, S, W, E, TT, SD, MB, -beta, -beta + 1,
+        v = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -beta + 1,
                      depth - (1 + SD[SD_PARAMS + P_NULL_R]) * ONE_PLY, ply + 1,
                      np.int64(NODE_ALL), np.int64(0))
         unmake_null(T, S)
@@ -498,7 +519,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
             if SD[SD_FLAGS + F_NULL_VERIFY] == 0 or d_plies < SD[SD_PARAMS + P_NULL_VERIFY_DEPTH]:
                 return v
             SD[SD_NO_NULL + ply] = 1
-            v2 = _search(T, S, W, E, TT, SD, MB, beta - 1, beta,
+            v2 = _search(T, S, W, E, NN, TT, SD, MB, beta - 1, beta,
                          depth - SD[SD_PARAMS + P_NULL_VERIFY_R] * ONE_PLY, ply,
                          np.int64(NODE_CUT), np.int64(0))
             SD[SD_NO_NULL + ply] = 0
@@ -511,7 +532,7 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
     if SD[SD_FLAGS + F_IID] != 0 and hash_move == 0:
         r = SD[SD_PARAMS + (P_IID_R_PV if pv_node else P_IID_R)]
         if d_plies > r:
-            _search(T, S, W, E, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node,
+            _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node,
                     np.int64(1) if checked else np.int64(0))
             if SD[SD_STOP] != 0:
                 return 0
@@ -602,25 +623,25 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
         # Step 14. Principal variation search (null window after the first move), with
         # re-searches when a reduced or null-window search beats alpha.
         kc = np.int64(1) if check else np.int64(0)  # the child knows it is in check
-        make_move(T, S, m)
+        _make(T, S, NN, m)
         _prefetch(S, E, TT)
         if searched == 0:
-            score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
+            score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
                              np.int64(NODE_PV) if pv_node else child, kc)
         elif SD[SD_FLAGS + F_PVS] != 0:
-            score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth - r, ply + 1,
+            score = -_search(T, S, W, E, NN, TT, SD, MB, -alpha - 1, -alpha, new_depth - r, ply + 1,
                              child, kc)
             if score > alpha and r > 0:
-                score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth, ply + 1,
+                score = -_search(T, S, W, E, NN, TT, SD, MB, -alpha - 1, -alpha, new_depth, ply + 1,
                                  child, kc)
             if pv_node and score > alpha and score < beta:
-                score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
+                score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
                                  np.int64(NODE_PV), kc)
         else:
-            score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth - r, ply + 1,
+            score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth - r, ply + 1,
                              np.int64(NODE_PV) if pv_node else child, kc)
             if score > alpha and r > 0:
-                score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
+                score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth, ply + 1,
                                  np.int64(NODE_PV) if pv_node else child, kc)
         unmake_move(T, S)
         searched += 1
@@ -662,10 +683,12 @@ def _search(T, S, W, E, TT, SD, MB, alpha, beta, depth, ply, node, known_check):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth):
+def root_search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth):
     """Search the root moves SD[SD_ROOT_MOVES:...] (skipping SD_ROOT_SKIP ones) in order;
     the best move and its PV go to SD_ROOT_BEST and PV row 0. Returns the best score."""
     SD[SD_PVLEN] = 0
+    if NN[NN_HIDDEN] != 0:
+        acc_refresh(S, NN)
     n = SD[SD_ROOT_N]
     best = -INF
     searched = 0
@@ -682,15 +705,15 @@ def root_search(T, S, W, E, TT, SD, MB, alpha, beta, depth):
         if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and SD[SD_PARAMS + P_FRACTIONAL_PLIES] > 0:
             ext = _fractional(SD, ext, captured_type(S, m) >= 0, True)
         new_depth = depth - ONE_PLY + ext
-        make_move(T, S, m)
+        _make(T, S, NN, m)
         if searched == 0 or SD[SD_FLAGS + F_PVS] == 0:
-            score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
+            score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
                              np.int64(NODE_PV), np.int64(-1))
         else:
-            score = -_search(T, S, W, E, TT, SD, MB, -alpha - 1, -alpha, new_depth, np.int64(1),
+            score = -_search(T, S, W, E, NN, TT, SD, MB, -alpha - 1, -alpha, new_depth, np.int64(1),
                              np.int64(NODE_CUT), np.int64(-1))
             if score > alpha and score < beta:
-                score = -_search(T, S, W, E, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
+                score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),
                                  np.int64(NODE_PV), np.int64(-1))
         unmake_move(T, S)
         SD[SD_ROOT_NODES + i] += SD[SD_NODES] - nodes0
@@ -746,6 +769,8 @@ def hash_reply(T, S, TT, MB, m):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def qsearch_root(T, S, W, E, TT, SD, MB, alpha, beta):
+def qsearch_root(T, S, W, E, NN, TT, SD, MB, alpha, beta):
     """Quiescence score of the position (for tests and the tuner)."""
-    return _qsearch(T, S, W, E, TT, SD, MB, alpha, beta, np.int64(0), np.int64(-1))
+    if NN[NN_HIDDEN] != 0:
+        acc_refresh(S, NN)
+    return _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, np.int64(0), np.int64(-1))

@@ -88,6 +88,19 @@ def _run_kernels(everything: bool) -> None:
     pos.is_repetition()
     pos.pop()
     pos.gives_check(pos.legal_moves()[0])
+    _run_net_kernels(pos)
+
+
+def _run_net_kernels(pos) -> None:
+    """`wasp eval --eval-file NET`'s kernels (the search's own take a net as they are)."""
+    import numpy as np
+
+    from wasp.nnue.accumulator import nn_array
+    from wasp.nnue.evaluate import evaluate_position
+    from wasp.nnue.netfile import Net
+
+    tiny = Net(np.ones((768, 1), np.int16), np.zeros(1, np.int16), np.ones(2, np.int16), 0)
+    evaluate_position(nn_array(tiny), pos)
 
 
 def start_background() -> None:

@@ -1,0 +1,118 @@
+"""Incrementally updated accumulators equal fresh ones after long random make/unmake walks
+(castling both ways, en passant, promotions, Chess960 castling, null moves)."""
+
+import random
+
+import numpy as np
+import pytest
+
+from wasp.board import Position
+from wasp.nnue import netfile
+from wasp.nnue.accumulator import acc_make, acc_null, acc_offset, acc_refresh, nn_array
+from wasp.position import make_move, make_null, unmake_move, unmake_null
+from wasp.types import FLAG_CASTLE, FLAG_EP, MOVE_PROMO_MASK, MOVE_PROMO_SHIFT, ST_PLY
+
+START_FENS = [
+    ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", False),
+    ("n1n5/PPPk4/8/8/8/8/4Kppp/5N1N b - - 0 1", False),
+    ("8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", False),
+    ("4k3/2p5/8/3pP3/1p6/8/P1P5/4K3 w - d6 0 1", False),
+    ("r3k2r/1P4P1/8/2pP4/8/8/1p4p1/R3K2R w KQkq c6 0 1", False),
+    ("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", True),
+    ("1rk1r3/8/8/8/8/8/8/1RK1R3 w EBeb - 0 1", True),
+    ("rk2r3/8/8/8/8/8/8/RK2R3 w EAea - 0 1", True),
+]
+
+
+def _net(hidden=24, seed=5):
+    rng = np.random.default_rng(seed)
+    return netfile.quantise(rng.normal(0, 0.5, (768, hidden)).clip(-1.98, 1.98),
+                            rng.normal(0, 0.5, hidden), rng.normal(0, 0.5, 2 * hidden), 0.2)
+
+
+def _kind(m):
+    if m & FLAG_CASTLE:
+        return "castle"
+    if m & FLAG_EP:
+        return "ep"
+    if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK:
+        return "promo"
+    return "move"
+
+
+def _walk(fen, chess960, seed, steps, NN, fresh, seen):
+    """A random walk of makes, unmakes and null moves; after each step the incremental
+    accumulators equal those computed from the pieces."""
+    rng = random.Random(seed)
+    pos = Position(fen, chess960)
+    T, S = pos.T, pos.S
+    acc_refresh(S, NN)
+    stack = []  # "move" or "null" for each step made
+    for _ in range(steps):
+        r = rng.random()
+        moves = pos.legal_move_codes()
+        if stack and (r < 0.3 or not moves or len(stack) > 150):
+            if stack.pop() == "null":
+                unmake_null(T, S)
+            else:
+                unmake_move(T, S)
+        elif r < 0.36 and not pos.is_check():
+            make_null(T, S)
+            acc_null(S, NN)
+            stack.append("null")
+            seen.add("null")
+        else:
+            special = [m for m in moves if _kind(m) != "move"]
+            m = rng.choice(special if special and rng.random() < 0.6 else moves)
+            make_move(T, S, m)
+            acc_make(S, NN)
+            stack.append("move")
+            seen.add(_kind(m) + ("960" if chess960 and _kind(m) == "castle" else ""))
+        ply = int(S.st[ST_PLY])
+        acc_refresh(S, fresh)
+        a = acc_offset(NN, ply)
+        width = 2 * int(NN[0])
+        assert np.array_equal(NN[a:a + width], fresh[a:a + width]), (fen, pos.fen())
+
+
+@pytest.mark.parametrize("fen,chess960", START_FENS)
+def test_incremental_accumulators_equal_fresh_ones_on_random_walks(fen, chess960):
+    NN = nn_array(_net())
+    fresh = NN.copy()
+    seen = set()
+    for seed in range(4):
+        _walk(fen, chess960, seed, 400, NN, fresh, seen)
+    assert "null" in seen and "move" in seen
+
+
+def test_the_walks_cover_every_kind_of_move():
+    NN = nn_array(_net(8, 1))
+    fresh = NN.copy()
+    seen = set()
+    for i, (fen, chess960) in enumerate(START_FENS):
+        _walk(fen, chess960, 100 + i, 300, NN, fresh, seen)
+    assert {"castle", "castle960", "ep", "promo", "null", "move"} <= seen
+
+
+def test_the_stack_has_room_for_the_longest_history():
+    from wasp.types import MAX_HISTORY
+
+    NN = nn_array(_net(4, 2))
+    assert acc_offset(NN, MAX_HISTORY) + 8 <= NN.shape[0]
+
+
+def test_the_kernels_rows_are_bullets_chess768_features():
+    """The accumulator's weight row of each piece is wasp.nnue.inputs.feature's (bullet's
+    Chess768: own pieces first, squares from the perspective's own first rank)."""
+    from wasp.nnue import inputs
+    from wasp.nnue.accumulator import NN_HEADER, _row
+
+    n = 7
+    for perspective in (0, 1):
+        for piece in range(12):
+            for sq in range(64):
+                expected = inputs.feature(perspective, piece // 6, piece % 6, sq)
+                assert _row(n, perspective, piece, sq) == NN_HEADER + expected * n
+    assert inputs.feature(0, 0, 0, 8) == 8  # White's pawn on a2, White's view
+    assert inputs.feature(1, 1, 0, 48) == 8  # Black's pawn on a7, Black's view
+    assert inputs.feature(1, 0, 5, 4) == 384 + 320 + 60  # White's king on e1, Black's view

@@ -1,0 +1,225 @@
+"""The engine with a net: EvalFile tells a net from a parameter file, bad nets give one line,
+`wasp eval`/`wasp bench` take --eval-file, and python-chess plays legal games against it."""
+
+import subprocess
+import sys
+
+import chess
+import chess.engine
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT
+from tests.wasp.nnue.test_network import bullet_bytes, numpy_forward, random_floats
+from wasp.board import Position
+from wasp.engine import Engine
+from wasp.nnue import netfile
+from wasp.nnue.accumulator import nn_array
+from wasp.nnue.evaluate import KPK_WIN, evaluate_position
+
+WASP = [sys.executable, "-m", "wasp.cli"]
+EVALFILE = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
+
+
+@pytest.fixture(scope="module")
+def net_path(tmp_path_factory):
+    """A random N = 16 net in bullet's layout (written by the tests' own writer)."""
+    path = tmp_path_factory.mktemp("net") / "random16.nnue"
+    path.write_bytes(bullet_bytes(*random_floats(16, 42)))
+    return path
+
+
+def test_evalfile_tells_a_net_from_a_parameter_file(net_path):
+    engine = Engine()
+    message = engine.set_option("EvalFile", str(net_path))
+    assert isinstance(engine.W, netfile.Net) and engine.W.hidden == 16
+    assert "net" in message and "16" in message
+    engine.set_option("EvalFile", str(EVALFILE))
+    assert isinstance(engine.W, np.ndarray)
+    assert netfile.looks_like_net(net_path) and not netfile.looks_like_net(EVALFILE)
+
+
+def test_the_searcher_evaluates_with_the_net_and_drops_it_for_a_parameter_file(net_path):
+    engine = Engine()
+    engine.set_option("EvalFile", str(net_path))
+    engine.load()
+    assert engine.searcher.net_hidden == 16
+    engine.set_option("EvalFile", str(EVALFILE))
+    assert engine.searcher.net_hidden == 0
+    engine.set_option("EvalFile", str(net_path))
+    assert engine.searcher.net_hidden == 16
+    engine.set_option("EvalFile", "")
+    assert engine.searcher.net_hidden == 0
+
+
+@pytest.mark.parametrize("size", [100, 197440 - 64, 197440 + 64, 10240])
+def test_a_net_of_no_valid_size_is_one_clear_error(tmp_path, size):
+    path = tmp_path / "bad.nnue"
+    path.write_bytes(bytes(range(256)) * (size // 256) + bytes(size % 256))
+    with pytest.raises(ValueError, match="EvalFile not loaded: .*bad.nnue: .* bytes is no"):
+        Engine().set_option("EvalFile", str(path))
+
+
+def test_wasp_bench_with_a_bad_net_says_so_in_one_line(tmp_path):
+    path = tmp_path / "truncated.nnue"
+    path.write_bytes(bullet_bytes(*random_floats(8, 1))[:-128])
+    r = subprocess.run([*WASP, "bench", "1", "--eval-file", str(path)], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    errors = r.stderr.strip().splitlines()
+    assert len(errors) == 1 and "truncated.nnue" in errors[0] and "bytes is no" in errors[0]
+
+
+def test_uci_setoption_of_a_bad_net_answers_an_info_string(tmp_path):
+    path = tmp_path / "bad.nnue"
+    path.write_bytes(bytes(range(256)) * 40)
+    r = subprocess.run([*WASP], input=f"uci\nsetoption name EvalFile value {path}\nisready\n"
+                       "quit\n", capture_output=True, text=True, timeout=600)
+    assert "readyok" in r.stdout and "Traceback" not in r.stderr
+    assert any(line.startswith("info string error: EvalFile not loaded") and "bad.nnue" in line
+               for line in r.stdout.splitlines()), r.stdout
+
+
+def test_wasp_eval_prints_the_nets_output_and_the_evaluation_the_search_uses(net_path):
+    data = net_path.read_bytes()
+    for fen in ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3",
+                "8/5k2/8/8/8/8/4P3/4K3 w - - 0 1"]:
+        r = subprocess.run([*WASP, "eval", fen, "--eval-file", str(net_path)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        nnue = [ln for ln in lines if ln.startswith("NNUE:")]
+        assert nnue == [f"NNUE: {numpy_forward(data, fen)} (side to move)"]
+        final = lines[lines.index(nnue[0]) + 1]
+        net, used = evaluate_position(nn_array(netfile.read(net_path)), Position(fen))
+        assert final.startswith(f"Final evaluation: {used} (side to move)")
+
+
+def test_kpk_knowledge_and_bare_material_draws_stay_on_top_of_the_net(net_path):
+    """KPK positions score as the tablebase says (a win at least KPK_WIN for the side that
+    wins, a draw 0), whatever the net says; a bare minor is a draw."""
+    import chess.syzygy
+
+    NN = nn_array(netfile.read(net_path))
+    rng = np.random.default_rng(3)
+    kinds = set()
+    with chess.syzygy.open_tablebase(str(ROOT / "tests" / "data" / "syzygy")) as tb:
+        while len(kinds) < 3 or rng.random() > 0.02:
+            board = chess.Board(None)
+            squares = rng.choice(64, 3, replace=False)
+            strong = bool(rng.integers(2))
+            board.set_piece_at(int(squares[0]), chess.Piece(chess.KING, chess.WHITE))
+            board.set_piece_at(int(squares[1]), chess.Piece(chess.KING, chess.BLACK))
+            board.set_piece_at(int(squares[2]), chess.Piece(chess.PAWN, strong))
+            board.turn = bool(rng.integers(2))
+            if chess.square_rank(int(squares[2])) in (0, 7) or not board.is_valid():
+                continue
+            wdl = tb.probe_wdl(board)
+            net, used = evaluate_position(NN, Position(board.fen()))
+            if wdl > 0:
+                assert used >= KPK_WIN, board.fen()
+            elif wdl < 0:
+                assert used <= -KPK_WIN, board.fen()
+            else:
+                assert used == 0, board.fen()
+            kinds.add(wdl)
+    net, used = evaluate_position(NN, Position("4k3/8/8/8/8/8/8/3NK3 w - - 0 1"))
+    assert used == 0
+
+
+def test_quiet_position_qsearch_with_the_net_is_the_nets_evaluation(net_path):
+    """No capture and no check: the quiescence search stands pat on the evaluation, read from
+    accumulators the search refreshed and updated itself."""
+    engine = Engine()
+    engine.set_option("EvalFile", str(net_path))
+    engine.load()
+    for fen in ["4k3/pppp4/8/8/8/8/4PPPP/4K3 w - - 0 1", "4k3/pppp4/8/8/8/8/4PPPP/4K3 b - - 0 1"]:
+        position = Position(fen)
+        assert engine.searcher.qsearch(position) == evaluate_position(
+            nn_array(netfile.read(net_path)), position)[1]
+
+
+def test_wasp_bench_runs_with_a_net_and_gives_a_fixed_signature(net_path):
+    counts = []
+    for _ in range(2):
+        r = subprocess.run([*WASP, "bench", "3", "--eval-file", str(net_path)],
+                           capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr
+        assert "a net, 768 -> 16 x 2 -> 1" in r.stdout
+        counts.append([ln for ln in r.stdout.splitlines() if ln.startswith("Nodes searched")])
+    assert counts[0] == counts[1] and counts[0]
+
+
+def _play(engine, board, limit, plies):
+    while not board.is_game_over() and board.ply() < plies:
+        result = engine.play(board, limit)
+        assert result.move in board.legal_moves, f"illegal {result.move} in {board.fen()}"
+        board.push(result.move)
+    return board
+
+
+def test_python_chess_plays_legal_games_against_the_engine_with_a_net(net_path):
+    with chess.engine.SimpleEngine.popen_uci(WASP, timeout=600) as wasp:
+        wasp.configure({"EvalFile": str(net_path)})
+        for seed in range(2):
+            board = chess.Board()
+            rng = np.random.default_rng(seed)
+            while not board.is_game_over() and board.ply() < 60:
+                if board.turn == (seed == 0):
+                    move = wasp.play(board, chess.engine.Limit(nodes=400)).move
+                    assert move in board.legal_moves, f"illegal {move} in {board.fen()}"
+                else:
+                    moves = list(board.legal_moves)
+                    move = moves[rng.integers(len(moves))]
+                board.push(move)
+            assert board.ply() > 10
+
+
+def test_python_chess_plays_a_legal_chess960_game_against_the_engine_with_a_net(net_path):
+    with chess.engine.SimpleEngine.popen_uci(WASP, timeout=600) as wasp:
+        wasp.configure({"EvalFile": str(net_path)})
+        board = chess.Board.from_chess960_pos(417)
+        board.chess960 = True
+        _play(wasp, board, chess.engine.Limit(nodes=300), 60)
+        assert board.ply() > 10
+
+
+def test_wasp_play_takes_a_net(tmp_path, net_path):
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "wasp.cli", "play", "--pgn",
+                                           str(tmp_path / "game.pgn"), "--side", "b", "--depth",
+                                           "3", "--eval-file", str(net_path)],
+                          cwd=str(ROOT), encoding="utf-8", timeout=600)
+    child.expect("wasp plays \\S+  \\(depth 3, ")
+    child.expect("your move: ")
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+
+
+def test_the_browser_boards_engine_takes_a_net(net_path):
+    from wasp.gui.game import Game
+
+    game = Game("net", white={"type": "engine", "depth": 3},
+                engine_settings=[("EvalFile", str(net_path))])
+    try:
+        for _ in range(600):
+            state = game.state()
+            if state["moves"]:
+                break
+            game.wait_for_change(state["version"], 1.0)
+        assert state["moves"] and state["moves"][0]["analysis"]["depth"] == 3
+        assert game._engine.searcher.net_hidden == 16
+    finally:
+        game.close()
+
+
+def test_the_search_evaluation_of_a_wild_net_stays_clear_of_mate_scores(tmp_path):
+    from wasp.nnue.evaluate import EVAL_LIMIT
+    from wasp.search import MATE_BOUND
+
+    path = tmp_path / "wild.nnue"
+    path.write_bytes(bullet_bytes(np.zeros((768, 16)), np.full(16, 1.98), np.full(32, 1.98), 1.9))
+    net, used = evaluate_position(nn_array(netfile.read(path)), Position())
+    assert net > EVAL_LIMIT and used == EVAL_LIMIT < MATE_BOUND
