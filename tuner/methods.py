@@ -3,7 +3,9 @@
 The coordinate methods work on the integer weight vector W and any objective f(W) -> E (the
 run module passes the leaf-path E of the training set). One call of `tune_parameter` settles one
 weight; a pass is a loop over the chosen weights, so a run can checkpoint after every one.
-The gradient methods work on float copies of the linear weights through `tuner.sparse`.
+The gradient methods work on float copies of the linear weights through `tuner.sparse`. Both
+serve any linear evaluation (`tuner.trace`): Wasp's parameters enter only through
+`select_weights` and the weight counts.
 """
 
 import fnmatch
@@ -253,18 +255,23 @@ def penalty(W, W0, reg, indices=None):
 
 def gradient_epoch(state, traces, results, K, mask, batch_size=16384, seed=0, reg=0.0,
                    W0=None):
-    """One pass over the data in shuffled mini-batches (seeded: repeatable); returns E before.
-    With reg > 0 the gradient of `penalty` toward W0 is added to every step."""
-    from tuner.sparse import gradient
+    """One pass over the data in shuffled mini-batches (seeded: repeatable; batch_size 0: the
+    full batch, one step); returns E before. `traces`: a `tuner.sparse.LinearSet` or Wasp's
+    sparse traces. With reg > 0 the gradient of `penalty` toward W0 is added to every step."""
+    from tuner.sparse import as_linear, gradient
 
+    ls = as_linear(traces)
     n = len(results)
-    order = np.random.default_rng(seed).permutation(n)
+    if batch_size <= 0 or batch_size >= n:
+        batches = [None]
+    else:
+        order = np.random.default_rng(seed).permutation(n)
+        batches = [order[s:s + batch_size] for s in range(0, n, batch_size)]
     total = 0.0
-    for s in range(0, n, batch_size):
-        batch = order[s:s + batch_size]
-        g, e = gradient(state.wf, traces, results, K, batch)
+    for batch in batches:
+        g, e = gradient(state.wf, ls, results, K, batch)
         if reg:
             g = g + 2.0 * reg * (state.wf - W0) / 1e4
-        total += e * len(batch)
+        total += e * (n if batch is None else len(batch))
         state.step(g, mask)
     return total / max(1, n)
