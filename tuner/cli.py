@@ -58,6 +58,7 @@ DELEGATED = {
     "data": "labelled sets from PGN games (quiet positions, split by game) or self-play",
     "loop": "play games -> build a set -> tune -> SPRT tuned against default (resumable)",
     "spsa": "tune an engine's UCI options by SPSA through games (wasp-tune spsa --help)",
+    "trace": "tune any engine's linear evaluation from its trace (wasp-tune trace --help)",
 }
 
 
@@ -102,7 +103,7 @@ def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune", description="Texel tuning of the Wasp-Py evaluation parameters.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop,spsa}")
+    sub = ap.add_subparsers(dest="command", metavar="{run,k,error,data,loop,spsa,trace}")
 
     r = sub.add_parser("run", help="tune parameters in a run directory (or --resume one)",
                        description="Tune evaluation parameters on labelled positions, "
@@ -297,6 +298,10 @@ def cmd_run(args):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "trace":
+        from tuner.trace_cli import main as trace_main
+
+        return trace_main(argv[1:])
     if argv and argv[0] == "spsa":
         from tuner.spsa_cli import main as spsa_main
 
