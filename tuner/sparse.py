@@ -149,10 +149,6 @@ class LinearSet:
                          self.mg_scale[rows], self.eg_scale[rows], self.fixed[rows],
                          self.mg_of, self.eg_of, self.n_weights)
 
-    def arrays(self):
-        return (self.offsets, self.idx, self.coef, self.phase, self.mg_scale, self.eg_scale,
-                self.fixed, self.mg_of, self.eg_of)
-
 
 def wasp_linear(traces) -> LinearSet:
     """Wasp's sparse traces (`sparse_traces`) as a `LinearSet` over `wasp.params` weights:
@@ -178,51 +174,53 @@ def as_linear(traces) -> LinearSet:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _linear_q(wf, mg_of, eg_of, idx, coef, lo, hi, phase, mg_scale, eg_scale, fixed):
-    """(q, d q / d opening sum, d q / d endgame sum) of one position."""
+def _linear_q(wm, we, idx, coef, lo, hi, phase, mg_scale, eg_scale, fixed):
+    """(q, d q / d opening sum, d q / d endgame sum) of one position; wm, we: each term's
+    opening and endgame value."""
     mg = 0.0
     eg = 0.0
     for k in range(lo, hi):
         c = float(coef[k])
         t = idx[k]
-        mg += c * wf[mg_of[t]]
-        eg += c * wf[eg_of[t]]
+        mg += c * wm[t]
+        eg += c * we[t]
     dmg = phase * mg_scale
     deg = (1.0 - phase) * eg_scale
     return dmg * mg + deg * eg + fixed, dmg, deg
 
 
 @njit(cache=True, parallel=True)
-def _linear_scores_kernel(wf, offsets, idx, coef, phase, mg_scale, eg_scale, fixed, mg_of,
-                          eg_of, out):
+def _linear_scores_kernel(wm, we, offsets, idx, coef, phase, mg_scale, eg_scale, fixed, out):
     n = out.shape[0]
     n_chunks = (n + CHUNK - 1) // CHUNK
     for c in prange(n_chunks):
         for j in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            out[j] = _linear_q(wf, mg_of, eg_of, idx, coef, offsets[j], offsets[j + 1],
-                               phase[j], mg_scale[j], eg_scale[j], fixed[j])[0]
+            out[j] = _linear_q(wm, we, idx, coef, offsets[j], offsets[j + 1], phase[j],
+                               mg_scale[j], eg_scale[j], fixed[j])[0]
 
 
 @njit(cache=True, parallel=True)
-def _gradient_kernel(wf, offsets, idx, coef, phase, mg_scale, eg_scale, fixed, mg_of, eg_of,
-                     results, order, K, gpart, epart):
-    """Per chunk of `order` (positions to use; empty: all): the gradient of sum (R - s)^2 and
-    that sum."""
+def _gradient_kernel(wm, we, offsets, idx, coef, phase, mg_scale, eg_scale, fixed, results,
+                     order, K, gpart, epart):
+    """Per chunk of `order` (positions to use; empty: all): the gradient of sum (R - s)^2 over
+    each term's opening and endgame value (gpart[c, 0], gpart[c, 1]) and that sum."""
     n = order.shape[0] if order.shape[0] else phase.shape[0]
     use_order = order.shape[0] > 0
     n_chunks = gpart.shape[0]
     ln10 = np.log(10.0)
     for c in prange(n_chunks):
-        g = gpart[c]
-        for i in range(g.shape[0]):
-            g[i] = 0.0
+        gm = gpart[c, 0]
+        ge = gpart[c, 1]
+        for i in range(gm.shape[0]):
+            gm[i] = 0.0
+            ge[i] = 0.0
         e = 0.0
         for t in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
             j = order[t] if use_order else t
             lo = offsets[j]
             hi = offsets[j + 1]
-            q, dmg, deg = _linear_q(wf, mg_of, eg_of, idx, coef, lo, hi, phase[j],
-                                    mg_scale[j], eg_scale[j], fixed[j])
+            q, dmg, deg = _linear_q(wm, we, idx, coef, lo, hi, phase[j], mg_scale[j],
+                                    eg_scale[j], fixed[j])
             s = 1.0 / (1.0 + 10.0 ** (-K * q / 400.0))
             d = results[j] - s
             e += d * d
@@ -234,16 +232,25 @@ def _gradient_kernel(wf, offsets, idx, coef, phase, mg_scale, eg_scale, fixed, m
                 for k in range(lo, hi):
                     cf = float(coef[k])
                     t2 = idx[k]
-                    g[mg_of[t2]] += cf * fm
-                    g[eg_of[t2]] += cf * fe
+                    gm[t2] += cf * fm
+                    ge[t2] += cf * fe
         epart[c] = e
+
+
+def _term_values(wf, ls):
+    wf = np.asarray(wf, dtype=np.float64)
+    return np.ascontiguousarray(wf[ls.mg_of]), np.ascontiguousarray(wf[ls.eg_of])
+
+
+def _rows(ls):
+    return (ls.offsets, ls.idx, ls.coef, ls.phase, ls.mg_scale, ls.eg_scale, ls.fixed)
 
 
 def linear_scores(wf, ls) -> np.ndarray:
     """White-view model scores (float64) of every position of a `LinearSet` under weights wf."""
     out = np.zeros(len(ls), dtype=np.float64)
     if len(ls):
-        _linear_scores_kernel(np.ascontiguousarray(wf, dtype=np.float64), *ls.arrays(), out)
+        _linear_scores_kernel(*_term_values(wf, ls), *_rows(ls), out)
     return out
 
 
@@ -256,15 +263,18 @@ def gradient(wf, traces, results, K, order=None):
     order = np.zeros(0, np.int64) if order is None else np.asarray(order, np.int64)
     m = len(order) if len(order) else len(ls)
     n_chunks = max(1, (m + CHUNK - 1) // CHUNK)
-    gpart = np.zeros((n_chunks, ls.n_weights), dtype=np.float64)
+    gpart = np.zeros((n_chunks, 2, len(ls.mg_of)), dtype=np.float64)
     epart = np.zeros(n_chunks, dtype=np.float64)
     if m:
-        _gradient_kernel(np.ascontiguousarray(wf, dtype=np.float64), *ls.arrays(),
+        _gradient_kernel(*_term_values(wf, ls), *_rows(ls),
                          np.ascontiguousarray(results, dtype=np.float64), order, float(K),
                          gpart, epart)
-    g = np.zeros(ls.n_weights)
+    gt = np.zeros((2, len(ls.mg_of)))
     for c in range(n_chunks):  # in order: repeatable
-        g += gpart[c]
+        gt += gpart[c]
+    g = np.zeros(ls.n_weights)
+    np.add.at(g, ls.mg_of, gt[0])  # a one-value term gets both phases' parts
+    np.add.at(g, ls.eg_of, gt[1])
     m = max(1, m)
     e = 0.0
     for c in range(n_chunks):
