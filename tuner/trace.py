@@ -37,6 +37,7 @@ NL, CR, SPACE, TAB, HASH, BAR, COLON = 10, 13, 32, 9, 35, 124, 58
 # error codes of the position parser (the kernel cannot build strings)
 E_OK, E_RESULT, E_PHASE, E_NUMBER, E_BAR, E_PAIR, E_INDEX, E_FIELDS = range(8)
 FIELDS = ("RESULT", "PHASE", "MG_SCALE", "EG_SCALE", "FIXED", "EVAL")
+POW10 = np.array([10.0 ** i for i in range(23)])  # exact powers: no pow() a number
 
 
 class TraceError(ValueError):
@@ -61,21 +62,30 @@ def _number(buf, i, end):
     if i < end and (buf[i] == 45 or buf[i] == 43):
         neg = buf[i] == 45
         i += 1
-    mant = 0.0
+    m = np.int64(0)  # the first 18 significant digits, exactly
     nd = 0
+    seen = False
     e = 0
     while i < end and 48 <= buf[i] <= 57:
-        mant = mant * 10.0 + (buf[i] - 48)
-        nd += 1
+        seen = True
+        if nd < 18:
+            if m or buf[i] != 48:
+                nd += 1
+            m = m * 10 + (buf[i] - 48)
+        else:
+            e += 1
         i += 1
     if i < end and buf[i] == 46:
         i += 1
         while i < end and 48 <= buf[i] <= 57:
-            mant = mant * 10.0 + (buf[i] - 48)
-            nd += 1
-            e -= 1
+            seen = True
+            if nd < 18:
+                if m or buf[i] != 48:
+                    nd += 1
+                m = m * 10 + (buf[i] - 48)
+                e -= 1
             i += 1
-    if nd == 0:
+    if not seen:
         return 0.0, i, False
     if i < end and (buf[i] == 101 or buf[i] == 69):
         i += 1
@@ -86,13 +96,22 @@ def _number(buf, i, end):
         x = 0
         ed = 0
         while i < end and 48 <= buf[i] <= 57:
-            x = x * 10 + (buf[i] - 48)
+            if x < 100000:
+                x = x * 10 + (buf[i] - 48)
             ed += 1
             i += 1
         if ed == 0:
             return 0.0, i, False
         e += -x if eneg else x
-    v = mant / 10.0 ** (-e) if e < 0 else mant * 10.0 ** e
+    v = float(m)
+    if e == 0:
+        pass
+    elif -22 <= e < 0:
+        v = v / POW10[-e]
+    elif 0 < e <= 22:
+        v = v * POW10[e]
+    else:
+        v = v / 10.0 ** (-e) if e < 0 else v * 10.0 ** e
     return (-v if neg else v), i, True
 
 
@@ -179,30 +198,28 @@ def _line_bounds(buf, i, end):
 
 
 @njit(cache=True, parallel=True)
-def _count_kernel(buf, starts, ends, lines, positions, pairs):
-    """Per piece: physical lines, position lines and INDEX:COEF pairs (colons)."""
+def _count_kernel(buf, starts, ends, lines, pairs):
+    """Per piece: physical lines and colons, bounds of its position lines and INDEX:COEF
+    pairs (a tight loop; comment and blank lines are found by the parser)."""
     for p in prange(starts.shape[0]):
         i = starts[p]
         end = ends[p]
         nl = 0
-        npos = 0
-        npair = 0
-        while i < end:
-            a, e2, i = _line_bounds(buf, i, end)
-            nl += 1
-            if a < e2 and buf[a] != HASH:
-                npos += 1
-                for x in range(a, e2):
-                    if buf[x] == COLON:
-                        npair += 1
+        nc = 0
+        for x in range(i, end):
+            b = buf[x]
+            nl += np.int64(b == NL)
+            nc += np.int64(b == COLON)
+        if end > i and buf[end - 1] != NL:
+            nl += 1  # a last line without its newline
         lines[p] = nl
-        positions[p] = npos
-        pairs[p] = npair
+        pairs[p] = nc
 
 
 @njit(cache=True, parallel=True)
 def _parse_kernel(buf, starts, ends, pos_base, pair_base, n_terms, head, lens, idx, coef,
-                  err_code, err_line, err_aux):
+                  n_pos, n_pairs, err_code, err_line, err_aux):
+    """Parse each piece from its bases; n_pos, n_pairs: what it held (at most the bounds)."""
     for p in prange(starts.shape[0]):
         i = starts[p]
         end = ends[p]
@@ -224,6 +241,8 @@ def _parse_kernel(buf, starts, ends, pos_base, pair_base, n_terms, head, lens, i
                 j += 1
             line += 1
             i = nxt
+        n_pos[p] = j - pos_base[p]
+        n_pairs[p] = k - pair_base[p]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -481,28 +500,37 @@ def _parse_positions(path, buf, start, n_terms, header_lines):
     starts, ends = _pieces(buf, start, n_pieces)
     P = len(starts)
     lines = np.zeros(P, dtype=np.int64)
-    positions = np.zeros(P, dtype=np.int64)
     pairs = np.zeros(P, dtype=np.int64)
-    _count_kernel(buf, starts, ends, lines, positions, pairs)
-    pos_base = np.concatenate([[0], np.cumsum(positions)]).astype(np.int64)
+    _count_kernel(buf, starts, ends, lines, pairs)
+    pos_base = np.concatenate([[0], np.cumsum(lines)]).astype(np.int64)
     pair_base = np.concatenate([[0], np.cumsum(pairs)]).astype(np.int64)
     n, nnz = int(pos_base[-1]), int(pair_base[-1])
-    head = np.zeros((n, 6), dtype=np.float64)
-    lens = np.zeros(n, dtype=np.int64)
-    idx = np.zeros(nnz, dtype=np.int32)
-    coef = np.zeros(nnz, dtype=np.float32)
+    head = np.empty((n, 6), dtype=np.float64)
+    lens = np.empty(n, dtype=np.int64)
+    idx = np.empty(nnz, dtype=np.int32)
+    coef = np.empty(nnz, dtype=np.float32)
+    n_pos = np.zeros(P, dtype=np.int64)
+    n_pairs = np.zeros(P, dtype=np.int64)
     err_code = np.zeros(P, dtype=np.int64)
     err_line = np.zeros(P, dtype=np.int64)
     err_aux = np.zeros(P, dtype=np.int64)
     _parse_kernel(buf, starts, ends, pos_base, pair_base, np.int64(n_terms), head, lens, idx,
-                  coef, err_code, err_line, err_aux)
+                  coef, n_pos, n_pairs, err_code, err_line, err_aux)
     bad = np.flatnonzero(err_code)
     if len(bad):
         p = int(bad[0])
         lineno = header_lines + int(lines[:p].sum()) + int(err_line[p]) + 1
         raise TraceError(f"{path}:{lineno}: {_why(int(err_code[p]), int(err_aux[p]), n_terms)}"
                          f": {_line_text(path, lineno)!r}")
-    if n == 0:
+    if not (np.array_equal(n_pos, lines) and np.array_equal(n_pairs, pairs)):
+        # comment or blank lines (or colons in them): close the gaps
+        keep = np.concatenate([np.arange(b, b + c) for b, c in zip(pos_base[:-1], n_pos,
+                                                                    strict=True)])
+        head, lens = head[keep], lens[keep]
+        keep = np.concatenate([np.arange(b, b + c) for b, c in zip(pair_base[:-1], n_pairs,
+                                                                    strict=True)])
+        idx, coef = idx[keep], coef[keep]
+    if len(lens) == 0:
         raise TraceError(f"{path}:{header_lines}: no position lines after 'positions'")
     return head, lens, idx, coef
 
