@@ -715,6 +715,30 @@ class TraceWriter:
         self.close()
 
 
+def write_linear(path, terms, ls, results, evals, progress=False) -> int:
+    """Write positions held as a `tuner.sparse.LinearSet` (its layout: `weight_layout` of the
+    terms) as a trace: `terms` as `TraceWriter` takes them, results and EVALs per position.
+    How an engine with its own batch tracer (Wasp-Py's `tuner.sparse.wasp_linear`) hands its
+    positions to `wasp-tune trace`. Returns the number of positions."""
+    n = len(ls)
+    if len(results) != n or len(evals) != n:
+        raise ValueError(f"{n} positions but {len(results)} results and {len(evals)} EVALs")
+    it = range(n)
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(it, desc="trace", unit="pos", mininterval=1.0)
+    with TraceWriter(path, terms) as w:
+        if ls.n_weights != weight_layout([len(t) == 3 for t in w.terms])[2]:
+            raise ValueError("the terms do not match the positions' weight layout")
+        for j in it:
+            lo, hi = ls.offsets[j], ls.offsets[j + 1]
+            w.position(results[j], list(zip(ls.idx[lo:hi].tolist(), ls.coef[lo:hi].tolist(),
+                                            strict=True)),
+                       ls.phase[j], ls.mg_scale[j], ls.eg_scale[j], ls.fixed[j], evals[j])
+        return w.count
+
+
 # ---------------------------------------------------------------------------
 # Python engines: a trace from a function of a chess.Board
 

@@ -19,6 +19,7 @@ from tuner.trace import (
     read_terms,
     read_trace,
     write_board_trace,
+    write_linear,
 )
 from tuner.trace_run import TraceConfig, TraceRun
 
@@ -211,6 +212,21 @@ def test_board_api_writes_a_trace_the_check_accepts(tmp_path):
                           features, evaluate)
     tr = read_trace(path)
     assert n == len(tr) == 200 and check_trace(tr).bad == 0
+
+
+def test_write_linear_round_trips_a_parsed_trace(tmp_path):
+    a, b = tmp_path / "a.trace", tmp_path / "b.trace"
+    write_synthetic(a, n=500, seed=6)
+    tr = read_trace(a)
+    terms = [(n, m, e) if tp else (n, m) for n, tp, m, e in
+             zip(tr.names, tr.tapered, tr.start_mg, tr.start_eg, strict=True)]
+    assert write_linear(b, terms, tr.linear, tr.results, tr.evals) == 500
+    tb = read_trace(b)
+    assert np.array_equal(tb.linear.idx, tr.linear.idx)
+    assert np.array_equal(tb.linear.coef, tr.linear.coef)
+    assert np.allclose(tb.linear.phase, tr.linear.phase) and np.array_equal(tb.results,
+                                                                          tr.results)
+    assert np.allclose(tb.scores(tb.start_weights()), tr.scores(tr.start_weights()))
 
 
 def test_writer_refuses_bad_input(tmp_path):
