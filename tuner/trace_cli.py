@@ -3,6 +3,7 @@
 import argparse
 import os
 import sys
+import textwrap
 import time
 
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
@@ -32,8 +33,9 @@ class _Fail(Exception):
 def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune trace",
-        description="Texel tuning of any engine's linear evaluation from a trace: K, then "
-                    "full-batch Adam (or Wasp's per-term binary search) over the terms.",
+        description=textwrap.fill("Texel tuning of any engine's linear evaluation from a "
+                                  "trace: K, then full-batch Adam (or Wasp's per-term binary "
+                                  "search) over the terms.", 79),
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace", nargs="?", help="the training trace (docs/traces.md)")
     ap.add_argument("-dir", "--dir", default="", help="the run directory")
