@@ -168,9 +168,18 @@ def wasp_linear(traces) -> LinearSet:
                      np.arange(P.N_WEIGHTS, dtype=np.int64), eg_of, P.N_WEIGHTS)
 
 
+_LAST = [None, None]  # the last Wasp traces converted (held, so `is` is safe) and their set
+
+
 def as_linear(traces) -> LinearSet:
-    """A `LinearSet` as is; Wasp's (idx, cnt, offsets, extra) converted."""
-    return traces if isinstance(traces, LinearSet) else wasp_linear(traces)
+    """A `LinearSet` as is; Wasp's (idx, cnt, offsets, extra) converted (the last conversion
+    is kept: a run passes the same traces to every epoch)."""
+    if isinstance(traces, LinearSet):
+        return traces
+    if _LAST[0] is not traces:
+        _LAST[1] = wasp_linear(traces)
+        _LAST[0] = traces
+    return _LAST[1]
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
