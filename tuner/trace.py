@@ -55,7 +55,7 @@ def _skip_ws(buf, i, end):
     return i
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _number(buf, i, end):
     """(value, next index, ok) of a decimal number ([-+]digits[.digits][e[-+]digits]) at i."""
     neg = False
