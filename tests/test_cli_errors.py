@@ -22,6 +22,7 @@ TWO = ["-engine", f"cmd={sys.executable}", f"arg={FAKE}", "name=a",
 SPSA_FAKE = str(ROOT / "tests" / "testing" / "fake_engines" / "spsa_uci.py")
 ONE = ["-engine", f"cmd={sys.executable}", f"arg={SPSA_FAKE}", "-each", "nodes=1"]
 SPSA_PARAMS = str(DATA / "spsa_knob.txt")
+TRACE = str(DATA / "trace_small.trace")
 
 WASP = [sys.executable, "-m", "wasp.cli"]
 TUNE = [sys.executable, "-m", "tuner.cli"]
@@ -60,6 +61,10 @@ SLOTS = [
     ("wasp-tune nnue train .bf", [*TUNE, "nnue", "train", "{f}", "-o", "n.nnue", "-quiet"],
      "bf", 1),
     ("wasp-tune nnue train -resume", [*TUNE, "nnue", "train", "-resume", "{f}"], "", 1),
+    ("wasp-tune trace", [*TUNE, "trace", "{f}", "-dir", "run", "-quiet"], "trace", 1),
+    ("wasp-tune trace -valid-data", [*TUNE, "trace", TRACE, "-valid-data", "{f}", "-dir", "run",
+                                     "-no-cache", "-quiet"], "trace", 1),
+    ("wasp-tune trace -resume", [*TUNE, "trace", "-resume", "{f}"], "", 1),
     ("wasp-match -config", [*MATCH, "-config", "{f}"], "json", 1),
     ("wasp-match -openings", [*MATCH, *TWO, "-openings", "file={f}", "-rundir", "run"], "epd",
      1),
@@ -114,6 +119,7 @@ HELP = [
     ([*TUNE, "data", "--help"], True), ([*TUNE, "data", "selfplay", "--help"], True),
     ([*TUNE, "loop", "--help"], True), ([*TUNE, "spsa", "--help"], True),
     ([*TUNE, "nnue", "--help"], False), ([*TUNE, "nnue", "train", "--help"], True),
+    ([*TUNE, "trace", "--help"], True),
     ([*MATCH, "--help"], True),
 ]
 

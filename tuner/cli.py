@@ -82,6 +82,8 @@ DELEGATED = {
                          "(wasp-tune datagen --help)", "tuner.datagen_cli"),
     "nnue": Delegated("train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
                       "tuner.nnue.cli"),
+    "trace": Delegated("Texel tuning of any engine's evaluation from its traces (wasp-tune "
+                       "trace --help)", "tuner.trace_cli"),
 }
 
 

@@ -78,9 +78,16 @@ def sigmoid(q, K):
     return 1.0 / (1.0 + 10.0 ** (-K * np.asarray(q, dtype=np.float64) / 400.0))
 
 
+def _as_scores(scores):
+    """Integer scores stay int64 (the engine's), float ones (a linear model's) float64."""
+    scores = np.asarray(scores)
+    dtype = np.float64 if np.issubdtype(scores.dtype, np.floating) else np.int64
+    return np.ascontiguousarray(scores, dtype=dtype)
+
+
 def error(scores, results, K) -> float:
     """E of white-relative scores against results (deterministic chunked parallel sum)."""
-    scores = np.ascontiguousarray(scores, dtype=np.int64)
+    scores = _as_scores(scores)
     results = np.ascontiguousarray(results, dtype=np.float64)
     partial = np.zeros(max(1, (len(scores) + CHUNK - 1) // CHUNK), dtype=np.float64)
     return float(_error_kernel(scores, results, float(K), partial))
@@ -90,7 +97,7 @@ def fit_k(scores, results, bounds=(0.1, 4.0)) -> float:
     """The K minimising E for fixed scores (scipy's bounded scalar minimisation)."""
     from scipy.optimize import minimize_scalar
 
-    scores = np.ascontiguousarray(scores, dtype=np.int64)
+    scores = _as_scores(scores)
     results = np.ascontiguousarray(results, dtype=np.float64)
     r = minimize_scalar(lambda k: error(scores, results, k), bounds=bounds, method="bounded",
                         options={"xatol": 1e-6})

@@ -3,7 +3,9 @@
 The coordinate methods work on the integer weight vector W and any objective f(W) -> E (the
 run module passes the leaf-path E of the training set). One call of `tune_parameter` settles one
 weight; a pass is a loop over the chosen weights, so a run can checkpoint after every one.
-The gradient methods work on float copies of the linear weights through `tuner.sparse`.
+The gradient methods work on float copies of the linear weights through `tuner.sparse`. Both
+serve any linear evaluation (`tuner.trace`): Wasp's parameters enter only through
+`select_weights` and the weight counts.
 """
 
 import fnmatch
@@ -32,7 +34,7 @@ def weight_label(i) -> str:
     return name if p.size == 1 else f"{name}[{e}]"
 
 
-_LABELS = None
+_KEYS = None
 
 
 def select_weights(patterns=None, linear_only=False) -> np.ndarray:
@@ -43,35 +45,43 @@ def select_weights(patterns=None, linear_only=False) -> np.ndarray:
     starting with '!' takes its matches out again ('!pst_*': all but the piece-square tables),
     so the few scalar terms can be tuned without listing them when the tables would overfit.
     """
-    global _LABELS
-    if _LABELS is None:
-        _LABELS = [weight_label(i) for i in range(P.N_WEIGHTS)]
-    patterns = list(patterns or ())
-    include = [p for p in patterns if not p.startswith("!")]
-    exclude = [p[1:] for p in patterns if p.startswith("!")]
-    chosen = np.zeros(P.N_WEIGHTS, dtype=bool)
-    if not include:
-        chosen[:] = True
-    for pat in include:
-        chosen |= _matches(pat)
-    for pat in exclude:
-        chosen &= ~_matches(pat)
+    global _KEYS
+    if _KEYS is None:
+        _KEYS = []
+        for i in range(P.N_WEIGHTS):
+            label = weight_label(i)
+            _KEYS.append((P.PARAMS[P.PARAM_OF[i]].name, re.sub(r"\[\d+\]$", "", label), label))
+    chosen = select_matching(_KEYS, patterns)
     if linear_only:
         chosen &= P.LINEAR
     return np.nonzero(chosen)[0]
 
 
-def _matches(pat) -> np.ndarray:
+def select_matching(keys, patterns=None) -> np.ndarray:
+    """Mask of the weights matching the globs (all when none): weight i matches a glob that
+    matches any of its names `keys[i]` (e.g. term, entry, label); '!GLOB' takes matches out
+    again. Any engine's weights are chosen by this (`tuner.trace_run` with trace term names)."""
+    patterns = list(patterns or ())
+    include = [p for p in patterns if not p.startswith("!")]
+    exclude = [p[1:] for p in patterns if p.startswith("!")]
+    chosen = np.zeros(len(keys), dtype=bool)
+    if not include:
+        chosen[:] = True
+    for pat in include:
+        chosen |= _matches(keys, pat)
+    for pat in exclude:
+        chosen &= ~_matches(keys, pat)
+    return chosen
+
+
+def _matches(keys, pat) -> np.ndarray:
     """Mask of the weights a glob names; a glob naming none is an error (a typo would
     otherwise tune everything or nothing without a word)."""
     if not pat:
         raise ValueError("empty parameter pattern")
-    hits = np.zeros(P.N_WEIGHTS, dtype=bool)
-    for i, label in enumerate(_LABELS):
-        name = P.PARAMS[P.PARAM_OF[i]].name
-        entry = re.sub(r"\[\d+\]$", "", label)
-        if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(entry, pat) or \
-                fnmatch.fnmatchcase(label, pat) or label == pat:
+    hits = np.zeros(len(keys), dtype=bool)
+    for i, names in enumerate(keys):
+        if any(fnmatch.fnmatchcase(k, pat) or k == pat for k in names):
             hits[i] = True
     if not hits.any():
         raise ValueError(f"no parameter matches {pat!r}")
@@ -253,18 +263,23 @@ def penalty(W, W0, reg, indices=None):
 
 def gradient_epoch(state, traces, results, K, mask, batch_size=16384, seed=0, reg=0.0,
                    W0=None):
-    """One pass over the data in shuffled mini-batches (seeded: repeatable); returns E before.
-    With reg > 0 the gradient of `penalty` toward W0 is added to every step."""
-    from tuner.sparse import gradient
+    """One pass over the data in shuffled mini-batches (seeded: repeatable; batch_size 0: the
+    full batch, one step); returns E before. `traces`: a `tuner.sparse.LinearSet` or Wasp's
+    sparse traces. With reg > 0 the gradient of `penalty` toward W0 is added to every step."""
+    from tuner.sparse import as_linear, gradient
 
+    ls = as_linear(traces)
     n = len(results)
-    order = np.random.default_rng(seed).permutation(n)
+    if batch_size <= 0 or batch_size >= n:
+        batches = [None]
+    else:
+        order = np.random.default_rng(seed).permutation(n)
+        batches = [order[s:s + batch_size] for s in range(0, n, batch_size)]
     total = 0.0
-    for s in range(0, n, batch_size):
-        batch = order[s:s + batch_size]
-        g, e = gradient(state.wf, traces, results, K, batch)
+    for batch in batches:
+        g, e = gradient(state.wf, ls, results, K, batch)
         if reg:
             g = g + 2.0 * reg * (state.wf - W0) / 1e4
-        total += e * len(batch)
+        total += e * (n if batch is None else len(batch))
         state.step(g, mask)
     return total / max(1, n)
