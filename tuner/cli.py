@@ -32,6 +32,7 @@ EXAMPLES = """examples:
   wasp-tune loop --quick -dir loops/q         # play, build, tune, SPRT (resumable)
   wasp-tune spsa lmr.txt -iterations 500 -engine cmd=wasp -each nodes=5000 -rundir runs/s
   wasp-tune nnue train data/*.bf -o nets/a.nnue -epochs 20   # a net for the engine
+  wasp-tune trace my-engine.trace -dir runs/t   # your engine's evaluation from its traces
 
 Flags take one or two dashes (-dir or --dir); a run directory is -dir DIR (or -rundir DIR),
 -resume DIR goes on with one, -o names an output. The run directory holds params.txt (load it
