@@ -458,7 +458,7 @@ class Runner:
             print(self.report(), file=self.out)
         if self.cfg.sprt is not None:
             print(f"SPRT: {self.decision_text()}", file=self.out)
-        summary = self.summary()
+        summary = self.last_summary = self.summary()
         print(self.summary_text(summary), file=self.out)
         with open(os.path.join(self.rundir, "summary.json"), "w") as f:
             json.dump(summary, f, indent=2)
