@@ -62,6 +62,12 @@ BOOL_FLAGS = {"-repeat", "-recover", "-ponder", "-tbignore50"}
 OPTIONAL_VALUE_FLAGS = {"-use-affinity"}  # a value when the next word is not a flag
 RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval", "use-affinity"}
 
+# -draw and -resign: their keys and defaults
+ADJUDICATIONS = {
+    "draw": (DrawAdjudication, {"movenumber": 0, "movecount": 1, "score": 0}),
+    "resign": (ResignAdjudication, {"movecount": 1, "score": 1000, "twosided": False}),
+}
+
 ENGINE_KEYS = {
     "cmd",
     "name",
@@ -373,22 +379,13 @@ def build_config(raw: dict) -> MatchConfig:
         )
     if "variant" in raw:  # issue 20: Chess960 / DFRC
         cfg.variant = _variant(raw["variant"])
-    if "draw" in raw:
-        d = raw["draw"]
-        check_keys("-draw", d, {"movenumber", "movecount", "score"})
-        cfg.draw = DrawAdjudication(
-            movenumber=to_int("-draw: movenumber", d.get("movenumber", 0)),
-            movecount=to_int("-draw: movecount", d.get("movecount", 1)),
-            score=to_int("-draw: score", d.get("score", 0)),
-        )
-    if "resign" in raw:
-        d = raw["resign"]
-        check_keys("-resign", d, {"movecount", "score", "twosided"})
-        cfg.resign = ResignAdjudication(
-            movecount=to_int("-resign: movecount", d.get("movecount", 1)),
-            score=to_int("-resign: score", d.get("score", 1000)),
-            twosided=to_bool("-resign: twosided", d.get("twosided", "false")),
-        )
+    for key, (kind, defaults) in ADJUDICATIONS.items():  # -draw, -resign
+        if key in raw:
+            d = raw[key]
+            check_keys(f"-{key}", d, set(defaults))
+            setattr(cfg, key, kind(**{
+                k: (to_bool if isinstance(v, bool) else to_int)(f"-{key}: {k}", d.get(k, v))
+                for k, v in defaults.items()}))
     cfg.tb = _tablebase(raw)
     if "sprt" in raw:
         d = raw["sprt"]
@@ -618,9 +615,7 @@ def prepare_raw(raw: dict, spsa: bool = False):
         if "use-affinity" in raw:
             cfg.affinity = _affinity(raw["use-affinity"])
         return cfg.validate(), rundir, True
-    if "config" in raw:
-        raw = merge(load_config_file(str(raw["config"])), {k: v for k, v in raw.items()})
-        raw.pop("config", None)
+    raw = with_config_file(raw)
     cfg = build_config(raw)
     rundir = str(raw.get("rundir") or default_rundir())
     if os.path.exists(os.path.join(rundir, "games.sqlite")):
@@ -629,6 +624,15 @@ def prepare_raw(raw: dict, spsa: bool = False):
         cfg.srand = secrets.randbelow(2**31)
     cfg.check_openings()
     return cfg, rundir, False
+
+
+def with_config_file(raw: dict) -> dict:
+    """`raw` over the settings of its -config file, if it names one."""
+    if "config" not in raw:
+        return raw
+    raw = merge(load_config_file(str(raw["config"])), raw)
+    raw.pop("config", None)
+    return raw
 
 
 def saved_config(rundir: str, spsa: bool = False) -> MatchConfig:

@@ -446,19 +446,26 @@ class DaskExecutor:
             except Exception as e:
                 self._check(e)
                 raise
-            out = [self._result(fut) for fut in done if fut in self.active]
+            out = [r for r in (self._result(fut) for fut in done if fut in self.active)
+                   if r is not None]
             self._check()
             self._guard(self._dispatch)  # workers that joined or left
             if out or timeout is not None or self.in_flight() < self.slots():
                 return out  # finished tasks, or room for more (a worker joined)
         return []
 
-    def _result(self, fut) -> PairDone:
-        """The task's rows; a scheduler lost between wait() and here cancels a finished task,
-        which ends the run as a lost scheduler does, not as a failed pair."""
-        task, _ = self.active.pop(fut)
+    def _result(self, fut) -> PairDone | None:
+        """The task's rows; None when they went with a worker that left before they were
+        fetched (Dask plays the task again, or `_dispatch` does for a pinned one). A scheduler
+        lost between wait() and here cancels a finished task, which ends the run as a lost
+        scheduler does, not as a failed pair."""
+        task, worker = self.active.pop(fut)
         try:
-            res = fut.result()
+            res = fut.result(timeout=WATCH_SECONDS)
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11
+            self._check()
+            self.active[fut] = (task, worker)
+            return None
         except Exception as e:
             self._check(e)
             return PairDone(task, [], error="dask task failed:\n" + traceback.format_exc())

@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .args import default_rundir, parse_args, prepare_raw, saved_config
+from .args import (
+    build_config,
+    default_rundir,
+    parse_args,
+    prepare_raw,
+    saved_config,
+    with_config_file,
+)
 from .config import MatchConfig, UsageError
 from .store import DB_NAME
 
@@ -83,6 +90,9 @@ def resolve(config, rundir: str | None = None) -> tuple[MatchConfig, str, bool]:
         if raw.get(key) not in (None, str(rundir)):
             raise UsageError(f"-{key} {raw[key]} and rundir={str(rundir)!r} differ")
         raw[key] = str(rundir)
+    target = raw.get("rundir")
+    if "resume" not in raw and target and os.path.exists(os.path.join(target, DB_NAME)):
+        return resolve(build_config(with_config_file(raw)), target)  # this match: resume it
     return prepare_raw(raw)
 
 

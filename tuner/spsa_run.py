@@ -437,8 +437,8 @@ def sprt_config(run: SpsaRun, theta) -> MatchConfig:
 
 def run_sprt(run: SpsaRun, theta) -> int:
     """Play (or resume) the SPRT in RUNDIR/sprt with the match runner; its exit status."""
+    from testing.match import run_match
     from testing.store import DB_NAME
-    from testing.tournament import Runner
 
     rundir = os.path.join(run.rundir, SPRT_DIR)
     resume = os.path.exists(os.path.join(rundir, DB_NAME))
@@ -451,4 +451,4 @@ def run_sprt(run: SpsaRun, theta) -> int:
         cfg = old
     print(f"SPRT of the tuned values against the start values: {rundir}", file=run.out,
           flush=True)
-    return Runner(cfg, rundir, resume=resume, out=run.out, err=run.err).run()
+    return run_match(cfg, rundir, out=run.out, err=run.err).status

@@ -85,3 +85,41 @@ def test_a_missing_openings_file_is_an_input_error(tmp_path):
     with pytest.raises(testing.UsageError, match="no such file") as e:
         config.validate()
     assert e.value.code == 1
+
+
+def test_the_same_arguments_again_resume_the_match_in_their_directory(tmp_path):
+    argv = fake_engine("greedy") + fake_engine("random", "--style", "random") + [
+        "-each", "nodes=1", "-games", "3", "-maxmoves", "20", "-progress", "off"]
+    first = testing.run_match(argv, tmp_path / "r", out=io.StringIO())
+    again = testing.run_match(argv, tmp_path / "r", out=io.StringIO())  # its seed is kept
+    assert first.games == again.games == 3 and again.summary["games_this_session"] == 0
+    with pytest.raises(testing.UsageError, match="other settings"):
+        testing.run_match([*argv, "-games", "4"], tmp_path / "r")
+    resumed = testing.run_match(["-resume", str(tmp_path / "r")], out=io.StringIO())
+    assert resumed.games == 3 and resumed.ok
+
+
+def test_a_two_game_match_in_a_fresh_python_session(tmp_path):
+    """What a user types in `python` or a notebook, from a directory of their own."""
+    import json
+    import os
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    session = f"""
+import testing
+r = testing.run_match(["-engine", "cmd={sys.executable}", "arg={FAKE}", "name=a",
+                       "-engine", "cmd={sys.executable}", "arg={FAKE}", "name=b",
+                       "arg=--style", "arg=random", "-each", "nodes=1", "-games", "2",
+                       "-maxmoves", "20", "-progress", "off"], "two")
+print(repr(r))
+print(__import__("json").dumps([r.games, r.wins + r.draws + r.losses, r.ok]))
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-c", session], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.splitlines()[-1]) == [2, 2, True]
+    assert p.stdout.splitlines()[-2].startswith("MatchResult('two', 2 games")
+    assert (tmp_path / "two" / "games.sqlite").exists()
