@@ -166,16 +166,13 @@ def _set_options(engines: EngineSet, spec: GameSpec, options: tuple[dict, ...]) 
             raise PairError(f"engine failed while its options were set: {err}") from None
 
 
-def play_pair(cfg: MatchConfig, task: PairTask, engines: EngineSet, should_stop=None) -> list[dict]:
+def play_pair(cfg: MatchConfig, task: PairTask, engines: EngineSet) -> list[dict]:
     """Play `task`'s games with `engines` and return their store rows.
 
-    Stops early (between games) when ``should_stop()`` is true or an engine failed and
-    ``cfg.recover`` is off. Raises EngineStartError or PairError when the pair cannot be
-    played."""
+    Stops early when an engine failed and ``cfg.recover`` is off. Raises EngineStartError or
+    PairError when the pair cannot be played."""
     rows = []
     for spec in task.games:
-        if should_stop is not None and should_stop():
-            break
         white = engines.get(spec.white)
         black = engines.get(spec.black)
         if task.options is not None:
