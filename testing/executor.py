@@ -114,6 +114,10 @@ class LocalExecutor:
 
     def wait(self, timeout: float | None = None) -> list[PairDone]:
         """The tasks that ended (at least one, unless `timeout` passes first)."""
+        if not self.busy:
+            if self.queue:  # nobody left to play them
+                raise ExecutorError("every worker process died")
+            return []
         done = []
         for conn in wait_connections(list(self.busy), timeout):
             task, cores = self.busy.pop(conn)
