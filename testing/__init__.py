@@ -1,6 +1,34 @@
-"""Match runner for engine testing: games, openings, adjudication, PGN, SPRT and Elo."""
+"""Match runner for engine testing: games, openings, adjudication, PGN, SPRT and Elo.
 
-__all__ = ["engine_stats", "results", "stderr", "transcript"]
+A match from Python: ``testing.run_match(config, rundir)`` with a ``testing.MatchConfig`` or
+``wasp-match``'s arguments; its games: ``testing.results(rundir)``.
+"""
+
+__all__ = ["MatchConfig", "MatchResult", "UsageError", "engine_stats", "results", "run_match",
+           "stderr", "transcript"]
+
+
+def __getattr__(name: str):
+    """The API's classes, imported on first use (``import testing`` stays light)."""
+    if name in ("MatchConfig", "UsageError"):
+        from . import config
+
+        return getattr(config, name)
+    if name == "MatchResult":
+        from .match import MatchResult
+
+        return MatchResult
+    raise AttributeError(f"module 'testing' has no attribute {name!r}")
+
+
+def run_match(config, rundir: str | None = None, *, out=None, err=None):
+    """Play the match `config` (a MatchConfig, or the arguments ``wasp-match`` takes) into
+    `rundir` (created if absent; one holding this match resumes it) and return its
+    `MatchResult`: games, W/D/L, score, pentanomial, Elo and the SPRT state. See
+    ``testing.match.run_match``."""
+    from .match import run_match as _run_match
+
+    return _run_match(config, rundir, out=out, err=err)
 
 
 def results(rundir: str):

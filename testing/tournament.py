@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import resource
-import signal
 import sys
 import threading
 import time
-import traceback
-from multiprocessing.connection import wait
 
 from .config import MatchConfig
 from .engine import Logger
 from .enginestats import EngineTally, quantile
+from .executor import stop_on_sigterm
 from .openings import OpeningBook, OpeningSequence
 from .schedule import PairSpec, make_schedule
 from .store import SUMMARY_NAME, RunStore
 from .tablebase import TERMINATION as TB_TERMINATION
 from .tally import Encounter, rating_table, score_table
-from .worker import EngineSet, EngineStartError, play_one
+from .worker import PairTask
+
+__all__ = ["Runner", "host_steal", "steal_share", "stop_on_sigterm"]
 
 _PRELOAD_CPU = [0.0]
 
@@ -174,7 +173,7 @@ class Runner:
         return enc, completed
 
     def commit(self, row: dict) -> None:
-        """Store a finished game, then count it (called from worker threads)."""
+        """Store a finished game, then count it."""
         with self.lock:
             if not self.store.add_game(row):
                 return
@@ -302,98 +301,67 @@ class Runner:
             self._progress_len = 0
 
     # -- running ------------------------------------------------------------
-    def _next_game(self):
-        """The next (pair, game) to play; after an SPRT stop only games of started pairs."""
+    def _next_task(self) -> PairTask | None:
+        """The next task: a single game locally (less idle time at the end, in schedule
+        order), a whole pair on Dask; after an SPRT stop only games of started pairs."""
         with self.lock:
-            if self.fatal is not None or self._next >= len(self.pending_games):
+            if self.fatal is not None:
+                return None
+            if self.cfg.dask:
+                if self.stop.is_set() or self._next >= len(self.pending):
+                    return None
+                pair = self.pending[self._next]
+                self._next += 1
+                return PairTask(pair, self.openings[pair.opening_k],
+                                frozenset(self.done.get(pair.pair_id, ())))
+            if self._next >= len(self.pending_games):
                 return None
             pair, spec = self.pending_games[self._next]
             if self.stop.is_set() and pair.pair_id not in self._started_pairs:
                 return None
             self._started_pairs.add(pair.pair_id)
             self._next += 1
-            return pair, spec, self.openings[pair.opening_k]
+            others = frozenset(g.game_in_pair for g in pair.games if g is not spec)
+            return PairTask(pair, self.openings[pair.opening_k], others)
 
-    def _play_local(self) -> None:
-        """Local workers: one forked process per concurrent game, fed one game at a time.
+    def _play(self) -> None:
+        """Feed the executor (local processes, or the Dask scheduler at -dask) and commit
+        every game it hands back."""
+        from .executor import ExecutorError, make_executor
 
-        Processes (not threads) keep each game's reads of its engines' answers
-        free of the GIL held by other games, the store or the statistics.
-        """
         n = max(1, min(self.cfg.concurrency, len(self.pending_games) or 1))
-        ctx = multiprocessing.get_context("fork")
-        workers = []
-        for i in range(n):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(
-                target=_process_worker, args=(child, self.cfg, i, os.getpid()),
-                name=f"wasp-worker-{i}",
-            )
-            proc.start()
-            child.close()
-            workers.append((proc, parent))
-        self._workers = workers
-        _preload_statistics()
-        busy = {}
-        free = None  # -use-affinity: core sets not in use by a running game
-        if self.cfg.affinity:
-            from .affinity import slots
-
-            free = slots(self.cfg.affinity, n)
-
-        def send(conn, item) -> None:
-            if free is not None:
-                item = (*item, free.pop(0))
-            conn.send(item)
-            busy[conn] = item
-
         try:
-            for _, conn in workers:
-                item = self._next_game()
-                if item is None:
+            ex = make_executor(self.cfg, n, out=self.out,
+                               resume_command=f"-resume {self.rundir}")
+        except ExecutorError as e:
+            self._fail(str(e))
+            return
+        _preload_statistics()
+        ended = False
+        try:
+            while True:
+                while ex.in_flight() < ex.slots():
+                    task = self._next_task()
+                    if task is None:
+                        break
+                    ex.submit(task)
+                if not ex.in_flight():
                     break
-                send(conn, item)
-            while busy:
-                for conn in wait(list(busy)):
-                    try:
-                        kind, payload, cpu = conn.recv()
-                    except (EOFError, OSError):
-                        done = busy.pop(conn)
-                        if free is not None:
-                            free.append(done[-1])
-                        self._fail("a worker process died")
-                        continue
-                    self.worker_cpu[id(conn)] = cpu
-                    done = busy.pop(conn)
-                    if free is not None:
-                        free.append(done[-1])  # the game's cores go back to the pool
-                    if kind == "row":
-                        self.commit(payload)
-                    else:
-                        self._fail(payload)
-                    item = self._next_game()
-                    if item is not None:
-                        send(conn, item)
+                for done in ex.wait():
+                    if done.error is not None:
+                        self._fail(done.error)
+                    for row in done.rows:
+                        self.commit(row)
+            ended = True
+        except ExecutorError as e:
+            self._fail(str(e))
+            ended = True
         finally:
-            for proc, conn in workers:
-                if conn in busy:  # interrupted mid-game: the game is dropped, engines closed
-                    proc.terminate()
-                    continue
-                try:
-                    conn.send(None)
-                except (OSError, BrokenPipeError):
-                    pass
-            for proc, conn in workers:
-                try:
-                    if conn not in busy and conn.poll(10):
-                        kind, payload, cpu = conn.recv()
-                        self.worker_cpu[id(conn)] = cpu
-                except (EOFError, OSError):
-                    pass
-                proc.join(5)
-                if proc.is_alive():
-                    proc.kill()
-                    proc.join(5)
+            ex.close(kill=not ended)  # an interrupt ends the games in flight, unstored
+            self.worker_cpu = getattr(ex, "worker_cpu", {})
+            if self.cfg.dask:
+                self.workers_seen = ex.workers_seen
+                self.scale_report = ex.scale_report
 
     def _fail(self, msg: str) -> None:
         with self.lock:
@@ -430,19 +398,10 @@ class Runner:
         steal0 = host_steal()
         interrupted = False
         try:
-            if self.cfg.dask:
-                from .distributed import run_pairs
-
-                _preload_statistics()
-                run_pairs(self)
-            else:
-                self._play_local()
+            self._play()
         except KeyboardInterrupt:
             interrupted = True
             self.stop.set()
-            for proc, _ in getattr(self, "_workers", []):
-                if proc.is_alive():
-                    proc.kill()
         self.cpu_play = _cpu() - cpu0 + sum(self.worker_cpu.values())
         self.steal_pct = None if self.cfg.dask else steal_share(steal0, host_steal())
         self.wall = time.monotonic() - t_wall
@@ -451,7 +410,7 @@ class Runner:
             print(self.report(), file=self.out)
         if self.cfg.sprt is not None:
             print(f"SPRT: {self.decision_text()}", file=self.out)
-        summary = self.summary()
+        summary = self.last_summary = self.summary()
         print(self.summary_text(summary), file=self.out)
         with open(os.path.join(self.rundir, SUMMARY_NAME), "w") as f:
             json.dump(summary, f, indent=2)
@@ -527,70 +486,6 @@ class Runner:
                         "losses may be its doing, not the engines' (a larger timemargin= "
                         "absorbs such stalls)")
         return txt
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM (kill, a batch system's time limit) stops a run as Ctrl-C does: the games in
-    progress are dropped, the stored ones kept for -resume, and no engine is left running."""
-    signal.signal(signal.SIGTERM, _interrupt)
-
-
-def _die_with_runner(runner_pid: int) -> None:
-    """A worker ends (closing its engines, which run in sessions of their own) when the
-    runner is killed, even by SIGKILL, instead of playing on a game nobody will store:
-    Linux sends it SIGTERM when its parent dies, and SIGTERM unwinds like Ctrl-C."""
-    stop_on_sigterm()
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the worker ends after its game
-        pass
-    if os.getppid() != runner_pid:  # the runner died before the request took effect
-        raise KeyboardInterrupt
-
-
-def _process_worker(conn, cfg: MatchConfig, index: int, runner_pid: int = 0) -> None:
-    """A forked worker: plays the games it is sent, answers (kind, row|error, cpu)."""
-    try:
-        if runner_pid:
-            _die_with_runner(runner_pid)
-        _serve(conn, cfg)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        conn.close()
-        os._exit(0)
-
-
-def _serve(conn, cfg: MatchConfig) -> None:
-    logger = Logger(cfg.log) if cfg.log else None
-    engines = EngineSet(cfg, logger)
-    try:
-        while True:
-            try:
-                item = conn.recv()
-            except EOFError:
-                break
-            if item is None:
-                conn.send(("bye", None, _cpu()))
-                break
-            pair, spec, opening = item[:3]
-            if len(item) > 3:  # -use-affinity: this game's cores
-                engines.pin(item[3])
-            try:
-                row = play_one(cfg, spec, opening, engines)
-                conn.send(("row", row, _cpu()))
-            except EngineStartError as e:
-                conn.send(("fatal", str(e), _cpu()))
-            except Exception:
-                conn.send(("fatal", "worker error:\n" + traceback.format_exc(), _cpu()))
-    finally:
-        engines.close()
 
 
 def _epd(fen: str) -> str:

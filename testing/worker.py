@@ -1,11 +1,14 @@
-"""Playing pairs: a worker's engine processes and the rows it hands to the store.
+"""Playing pairs: a worker's engine processes, the one game-pair player and the rows it hands
+to the store.
 
-Used both by local worker threads and by Dask tasks (see ``testing.distributed``).
+The player runs in the local worker processes and in the Dask tasks of ``testing.executor``,
+for wasp-match, SPSA and self-play alike.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from .config import MatchConfig
 from .engine import Engine, EngineError, Logger, make_engine
@@ -19,6 +22,26 @@ from .store import log_rows
 
 class EngineStartError(RuntimeError):
     pass
+
+
+class PairError(RuntimeError):
+    """A pair that cannot be played: an engine that lacks an option it is given, or that
+    failed while its options were set."""
+
+
+@dataclass(frozen=True)
+class PairTask:
+    """The games of `pair` not in `skip`, from `opening`; with `options`, engine i gets
+    ``options[i]`` (by setoption) before each game (SPSA's theta + c and theta - c)."""
+
+    pair: PairSpec
+    opening: Opening
+    skip: frozenset[int] = frozenset()
+    options: tuple[dict, ...] | None = None
+
+    @property
+    def games(self) -> list[GameSpec]:
+        return [g for g in self.pair.games if g.game_in_pair not in self.skip]
 
 
 class EngineSet:
@@ -129,40 +152,35 @@ def game_row(cfg: MatchConfig, spec: GameSpec, rec, opening: Opening) -> dict:
     }
 
 
-def play_one(cfg: MatchConfig, spec: GameSpec, opening: Opening, engines: EngineSet) -> dict:
-    """Play one scheduled game and return its store row."""
-    white = engines.get(spec.white)
-    black = engines.get(spec.black)
-    rec = play_game(white, black, opening, cfg.game_settings())
-    engines.after_game(spec.white)
-    engines.after_game(spec.black)
-    return game_row(cfg, spec, rec, opening)
+def _set_options(engines: EngineSet, spec: GameSpec, options: tuple[dict, ...]) -> None:
+    for idx in (spec.white, spec.black):
+        e = engines.get(idx)
+        known = getattr(e, "options", None)  # the option names the engine declared, lower case
+        lacking = [n for n in options[idx] if known is not None and n.lower() not in known]
+        if lacking:
+            raise PairError(f"engine {e.name!r} has no option {lacking[0]!r}")
+        try:
+            e.set_options(options[idx])
+        except EngineError as err:
+            engines.kill()
+            raise PairError(f"engine failed while its options were set: {err}") from None
 
 
-def play_pair(
-    cfg: MatchConfig,
-    pair: PairSpec,
-    opening: Opening,
-    engines: EngineSet,
-    skip: frozenset[int] | set[int] = frozenset(),
-    on_game=None,
-    should_stop=None,
-) -> list[dict]:
-    """Play the games of ``pair`` not in ``skip``; ``on_game(row)`` after each one.
+def play_pair(cfg: MatchConfig, task: PairTask, engines: EngineSet) -> list[dict]:
+    """Play `task`'s games with `engines` and return their store rows.
 
-    Returns the rows. Stops early (between games) when ``should_stop()`` is true
-    or an engine failed and ``cfg.recover`` is off.
-    """
+    Stops early when an engine failed and ``cfg.recover`` is off. Raises EngineStartError or
+    PairError when the pair cannot be played."""
     rows = []
-    for spec in pair.games:
-        if spec.game_in_pair in skip:
-            continue
-        if should_stop is not None and should_stop():
-            break
-        row = play_one(cfg, spec, opening, engines)
-        rows.append(row)
-        if on_game is not None:
-            on_game(row)
-        if row["_failed"] and not cfg.recover:
+    for spec in task.games:
+        white = engines.get(spec.white)
+        black = engines.get(spec.black)
+        if task.options is not None:
+            _set_options(engines, spec, task.options)
+        rec = play_game(white, black, task.opening, cfg.game_settings())
+        engines.after_game(spec.white)
+        engines.after_game(spec.black)
+        rows.append(game_row(cfg, spec, rec, task.opening))
+        if rows[-1]["_failed"] and not cfg.recover:
             break
     return rows

@@ -61,7 +61,7 @@ The match runner's flags, as in wasp-match (see wasp-match --help):
   -draw ... -resign ... -maxmoves N   adjudication; -recover; -log FILE; -config FILE
   -dask ADDRESS          play the pairs as tasks on a Dask scheduler (pip install
                          "wasp-py[dask]"); the engine command must run on the workers
-  -rundir DIR            run directory (default runs/<timestamp>)
+  -rundir DIR, -dir DIR  run directory (default runs/<timestamp>)
   -resume DIR            go on with the run in DIR (a run killed even by SIGKILL repeats no
                          stored game)
   -progress on|off       the progress bar (default: when stderr is a terminal)
@@ -107,7 +107,7 @@ class UsageError(Exception):
 
 def split_argv(argv: list[str]):
     """(PARAMS file or None, SPSA settings, --emit-params, -params globs, runner argv)."""
-    from testing.cli import _is_flag
+    from testing.args import is_flag
 
     params_file = None
     own: dict = {}
@@ -122,14 +122,14 @@ def split_argv(argv: list[str]):
             emit = True
         elif flag == "-params":
             i += 1
-            while i < len(argv) and not _is_flag(argv[i]):
+            while i < len(argv) and not is_flag(argv[i]):
                 globs.append(argv[i])
                 i += 1
             continue
         elif flag == "-then-sprt":
             i += 1
             sprt = own.setdefault("then-sprt", {})
-            while i < len(argv) and not _is_flag(argv[i]):
+            while i < len(argv) and not is_flag(argv[i]):
                 k, eq, v = argv[i].partition("=")
                 if not eq:
                     raise UsageError(f"-then-sprt: expected KEY=VALUE, got {argv[i]!r}")
@@ -172,8 +172,8 @@ def _engine_raw(raw: dict) -> None:
 
 
 def cmd_emit(globs, own, rest) -> int:
-    from testing.cli import UsageError as RunnerUsage
-    from testing.cli import _engine, parse_args
+    from testing.args import UsageError as RunnerUsage
+    from testing.args import engine_config, parse_args
 
     from .spsa_run import emit_params, read_options
 
@@ -184,7 +184,7 @@ def cmd_emit(globs, own, rest) -> int:
         e, each = raw["engines"][0], raw.get("each") or {}
         if "startup" not in e and "startup" not in each:  # a one-off: wait for a slow start
             e = {**e, "startup": EMIT_STARTUP}
-        cfg = _engine(0, {"nodes": 1, **e}, each)
+        cfg = engine_config(0, {"nodes": 1, **e}, each)
     except RunnerUsage as err:
         raise UsageError(err, err.code) from None
     out = own.get("o")
@@ -203,8 +203,8 @@ def cmd_emit(globs, own, rest) -> int:
 
 
 def cmd_run(params_file, own, rest) -> int:
-    from testing.cli import UsageError as RunnerUsage
-    from testing.cli import _merge, load_config_file, parse_args, prepare_raw
+    from testing.args import UsageError as RunnerUsage
+    from testing.args import load_config_file, merge, parse_args, prepare_raw
     from testing.tournament import stop_on_sigterm
 
     from .spsa_run import SpsaRun, SpsaSettings
@@ -212,7 +212,7 @@ def cmd_run(params_file, own, rest) -> int:
     try:
         raw = parse_args(rest)
         if "config" in raw:  # its engine and settings, under the command line's
-            raw = _merge(load_config_file(str(raw.pop("config"))), raw)
+            raw = merge(load_config_file(str(raw.pop("config"))), raw)
         resume = "resume" in raw
         if resume:
             if params_file or own:
@@ -276,12 +276,12 @@ def _then_sprt(own: dict, raw: dict):
     """-then-sprt's settings, checked as wasp-match checks -sprt: (SprtConfig fields, pairs)."""
     from dataclasses import asdict
 
-    from testing.cli import _int, build_config
+    from testing.args import build_config, to_int
 
     d = dict(own.pop("then-sprt", None) or {})
     if not d:
         return None, SPRT_PAIRS, None
-    pairs = _int("-then-sprt: pairs", d.pop("pairs", SPRT_PAIRS), lo=1)
+    pairs = to_int("-then-sprt: pairs", d.pop("pairs", SPRT_PAIRS), lo=1)
     limits = {k: d.pop(k) for k in LIMIT_KEYS if k in d}
     try:
         sprt = build_config({**raw, "sprt": d}).sprt

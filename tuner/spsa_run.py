@@ -12,23 +12,20 @@ same params.csv as an uninterrupted one (for engines whose games repeat, e.g. no
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import fnmatch
 import os
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 from testing.config import MatchConfig
 from testing.engine import EngineConfig, EngineError, UciOption, make_engine
-from testing.game import play_game
+from testing.executor import ExecutorError, make_executor
 from testing.openings import OpeningBook, OpeningSequence
-from testing.schedule import GameSpec
+from testing.schedule import GameSpec, PairSpec
 from testing.store import RunStore
-from testing.worker import EngineSet, EngineStartError, game_row
+from testing.worker import PairTask
 
 from .spsa import HEADER, Param, Schedule, Step, parse_params, perturb, update
 
@@ -264,14 +261,17 @@ class SpsaRun:
         thetas = [[p.start for p in params]]  # thetas[j]: theta after iteration j
         steps: dict[int, Step] = {}
         missing: dict[int, set[int]] = {}  # iteration -> its pairs not yet stored
-        futures: dict = {}  # future -> (iteration, pair id)
         if progress is None:
             progress = self.cfg.progress if self.cfg.progress is not None else self.err.isatty()
         csv_file = open(os.path.join(self.rundir, PARAMS_CSV), "w", newline="")
         writer = csv.writer(csv_file)
         writer.writerow(self._csv_header())
-        pairs = _DaskPairs(self) if self.cfg.dask else _LocalPairs(self)
-        names = [p.name for p in params]
+        try:
+            pairs = make_executor(self.cfg, out=self.out,
+                                  resume_command=f"wasp-tune spsa -resume {self.rundir}")
+        except ExecutorError as e:
+            csv_file.close()
+            raise SpsaError(e) from None
         t0 = time.monotonic()
         bar = None
         k_next = k_done = 0
@@ -285,24 +285,25 @@ class SpsaRun:
                     options = (step.options(params, 1), step.options(params, -1))
                     missing[k] = set()
                     for pid in range((k - 1) * s.pairs, k * s.pairs):
-                        skip = sorted(stored.get(pid, {}))
+                        skip = frozenset(stored.get(pid, {}))
                         if len(skip) < 2:
                             missing[k].add(pid)
-                            fut = pairs.submit(names, pid, k, options, self._opening(pid),
-                                               skip)
-                            futures[fut] = (k, pid)
+                            pairs.submit(PairTask(spsa_pair(pid, k), self._opening(pid), skip,
+                                                  options))
                     if missing[k] and bar is None:
                         bar = tqdm(total=s.iterations, initial=k_done, disable=not progress,
                                    file=self.err, unit="it", dynamic_ncols=True)
                 k = k_done + 1
                 if missing[k]:
-                    if not futures:  # never: every missing pair has its task
+                    if not pairs.in_flight():  # never: every missing pair has its task
                         raise SpsaError(f"iteration {k}: pairs {sorted(missing[k])} lost")
-                    for fut in pairs.wait(list(futures)):
-                        kk, pid = futures.pop(fut)
-                        self._commit(pairs.result(fut), stored)
+                    for done in pairs.wait():
+                        if done.error is not None:
+                            raise SpsaError(done.error)
+                        self._commit(done.rows, stored)
+                        pid = done.task.pair.pair_id
                         if len(stored.get(pid, {})) == 2:
-                            missing[kk].discard(pid)
+                            missing[done.task.pair.round + 1].discard(pid)
                     continue
                 rows = [stored[pid][g] for pid in range((k - 1) * s.pairs, k * s.pairs)
                         for g in (0, 1)]
@@ -322,6 +323,8 @@ class SpsaRun:
                     self.write_result(theta)
             self.write_result(thetas[-1])
             ended_early = False
+        except ExecutorError as e:  # a lost scheduler: how to go on
+            raise SpsaError(e) from None
         finally:
             if bar is not None:
                 bar.close()
@@ -349,164 +352,15 @@ class SpsaRun:
                                 f"restart it and go on")
 
 
-# -- playing a pair: in a local thread or as a Dask task ----------------------------------------
+# -- a pair of an iteration ---------------------------------------------------------------------
 
 
-def play_pair(cfg: MatchConfig, names: list[str], pair_id: int, k: int, options, opening,
-              skip, engines: EngineSet, should_stop=None) -> list[dict]:
-    """The games of pair `pair_id` (iteration k) not in `skip`: game 0 with engine 0 (plus)
-    white, game 1 with colours swapped; before each game each engine gets its options
-    (``options[i]``, by ``setoption``). Returns the store rows (none after ``should_stop()``
-    turns true); SpsaError when the engine does not start or has no option of one of
-    `names`."""
-    rows = []
-    for g in (0, 1):
-        if g in skip:
-            continue
-        if should_stop is not None and should_stop():
-            return []
-        white, black = (0, 1) if g == 0 else (1, 0)
-        spec = GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, white, black, 0, 1)
-        try:
-            we, be = engines.get(white), engines.get(black)
-        except EngineStartError as e:
-            raise SpsaError(e) from None
-        known = getattr(we, "options", None)
-        lacking = [n for n in names if known is not None and n.lower() not in known]
-        if lacking:
-            raise SpsaError(f"engine {we.name!r} has no option {lacking[0]!r}")
-        try:
-            we.set_options(options[white])
-            be.set_options(options[black])
-        except EngineError as e:
-            engines.kill()
-            raise SpsaError(f"engine failed while its options were set: {e}") from None
-        rec = play_game(we, be, opening, cfg.game_settings())
-        engines.after_game(white)
-        engines.after_game(black)
-        rows.append(game_row(cfg, spec, rec, opening))
-        if rows[-1]["_failed"] and not cfg.recover:
-            break
-    return rows
-
-
-def play_pair_task(cfg_dict: dict, names, pair_id, k, options, opening, skip, env) -> list[dict]:
-    """Dask task: `play_pair` with the worker thread's engines (kept between tasks)."""
-    import json
-
-    from testing.distributed import _engine_set
-
-    cfg = MatchConfig.from_dict(cfg_dict)
-    key = "spsa" + json.dumps([cfg_dict["engines"], cfg.ponder, cfg.recover], sort_keys=True)
-    return play_pair(cfg, names, pair_id, k, options, opening, set(skip),
-                     _engine_set(cfg, key, env))
-
-
-class _LocalPairs:
-    """Pairs on -concurrency threads of this process, each with its own engines."""
-
-    def __init__(self, run: SpsaRun):
-        self.cfg = run.cfg
-        self.pool = ThreadPoolExecutor(max(1, run.cfg.concurrency))
-        self.local = threading.local()
-        self.sets: list[EngineSet] = []
-        self.lock = threading.Lock()
-        self.stopping = threading.Event()
-
-    def _play(self, *args) -> list[dict]:
-        es = getattr(self.local, "engines", None)
-        if es is None:
-            es = self.local.engines = EngineSet(self.cfg)
-            with self.lock:
-                self.sets.append(es)
-        return play_pair(self.cfg, *args, es, should_stop=self.stopping.is_set)
-
-    def submit(self, names, pair_id, k, options, opening, skip):
-        return self.pool.submit(self._play, names, pair_id, k, options, opening, set(skip))
-
-    def wait(self, futures):
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        return wait(futures, return_when=FIRST_COMPLETED).done
-
-    def result(self, fut):
-        return fut.result()
-
-    def close(self, kill: bool = False) -> None:
-        if kill:
-            self.stopping.set()
-            for es in list(self.sets):
-                es.kill()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        for es in self.sets:
-            es.close()
-
-
-class _DaskPairs:
-    """Pairs as tasks on the Dask scheduler at -dask; workers keep their engines."""
-
-    def __init__(self, run: SpsaRun):
-        from distributed import Client
-
-        from testing.distributed import PASSED_ENV
-
-        d = run.cfg.to_dict()
-        d["dask"] = d["log"] = None  # the log file is the client's
-        self.cfg_dict = d
-        self.env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-        self.address, self.rundir = run.cfg.dask, run.rundir
-        try:
-            self.client = Client(run.cfg.dask, timeout="20s")
-        except OSError as e:
-            raise SpsaError(f"-dask {run.cfg.dask}: cannot reach the scheduler: {e}") from None
-        self.futures = []
-
-    def submit(self, names, pair_id, k, options, opening, skip):
-        self._check_connection(None)  # a task sent while reconnecting would wait 20 s
-        fut = self.client.submit(play_pair_task, self.cfg_dict, names, pair_id, k, options,
-                                 opening, list(skip), self.env, pure=False,
-                                 key=f"wasp-spsa-pair-{pair_id}-{os.getpid()}-{id(self)}")
-        self.futures.append(fut)
-        return fut
-
-    def wait(self, futures):
-        from distributed import wait
-
-        while True:  # a lost connection may leave the tasks pending: look now and then
-            try:
-                done = wait(futures, timeout=5, return_when="FIRST_COMPLETED").done
-                break
-            except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11
-                self._check_connection(None)
-            except Exception as e:
-                self._check_connection(e)
-                raise
-        if any(f.cancelled() for f in done):
-            self._check_connection(None)
-        return done
-
-    def result(self, fut):
-        """The pair's rows; a scheduler lost between wait() and here cancels a finished task,
-        which must end the run as a lost scheduler does, not as a failed pair."""
-        try:
-            return fut.result()
-        except Exception as e:
-            self._check_connection(e)
-            raise
-
-    def _check_connection(self, e: Exception | None) -> None:
-        """A lost scheduler ends the run with how to go on, not with Dask's traceback."""
-        if self.client.status == "running":
-            return
-        why = f" ({type(e).__name__})" if e is not None else ""
-        raise SpsaError(f"-dask {self.address}: lost the scheduler{why}; every finished pair "
-                        f"is stored: wasp-tune spsa -resume {self.rundir} goes on (with -dask "
-                        f"ADDRESS should the scheduler come back elsewhere)") from None
-
-    def close(self, kill: bool = False) -> None:
-        for fut in self.futures:
-            fut.cancel()
-        self.client.close()
+def spsa_pair(pair_id: int, k: int) -> PairSpec:
+    """Pair `pair_id` of iteration k: game 0 with engine 0 (theta + c) white, game 1 with the
+    colours swapped, on opening `pair_id`."""
+    games = tuple(GameSpec(pair_id, g, 2 * pair_id + g + 1, k - 1, g, 1 - g, 0, 1)
+                  for g in (0, 1))
+    return PairSpec(pair_id, k - 1, 0, 1, pair_id, games)
 
 
 # -- then an SPRT: the tuned values against the start values -----------------------------------
@@ -537,8 +391,8 @@ def sprt_config(run: SpsaRun, theta) -> MatchConfig:
 
 def run_sprt(run: SpsaRun, theta) -> int:
     """Play (or resume) the SPRT in RUNDIR/sprt with the match runner; its exit status."""
+    from testing.match import run_match
     from testing.store import DB_NAME
-    from testing.tournament import Runner
 
     rundir = os.path.join(run.rundir, SPRT_DIR)
     resume = os.path.exists(os.path.join(rundir, DB_NAME))
@@ -551,7 +405,7 @@ def run_sprt(run: SpsaRun, theta) -> int:
         cfg = old
     print(f"SPRT of the tuned values against the start values: {rundir}", file=run.out,
           flush=True)
-    return Runner(cfg, rundir, resume=resume, out=run.out, err=run.err).run()
+    return run_match(cfg, rundir, out=run.out, err=run.err).status
 
 
 class SpsaReader:

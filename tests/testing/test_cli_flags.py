@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from testing import cli
+from testing import args, cli
 from testing.cli import USAGE, UsageError, prepare
 
 from .conftest import DATA, EPD, HERE, fake_engine
@@ -63,6 +63,7 @@ EFFECTS = {
     "-epdout": lambda tmp, base: [str(tmp / "g.epd")],
     "-log": lambda tmp, base: [str(tmp / "io.log")],
     "-rundir": lambda tmp, base: [str(tmp / "other")],
+    "-dir": lambda tmp, base: [str(tmp / "other")],  # -rundir's other name
     "-recover": [],
     "-ponder": [],
     "-use-affinity": [],
@@ -94,7 +95,7 @@ def test_the_walk_covers_every_flag_in_help_and_every_flag_the_parser_takes():
     listed = help_flags()
     walked = set(EFFECTS) | set(REFUSED) | SPECIAL
     assert listed == walked, (listed - walked, walked - listed)
-    parsed = cli.KV_FLAGS | cli.VALUE_FLAGS | cli.BOOL_FLAGS | cli.OPTIONAL_VALUE_FLAGS
+    parsed = args.KV_FLAGS | args.VALUE_FLAGS | args.BOOL_FLAGS | args.OPTIONAL_VALUE_FLAGS
     assert parsed | {"-compliance"} == listed
 
 

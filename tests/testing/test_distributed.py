@@ -112,7 +112,7 @@ def test_scale_tc_needs_dask(capsys, tmp_path):
     assert code == 2 and "needs -dask" in capsys.readouterr().err
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(300)
 def test_workers_that_join_or_leave_mid_run_get_or_give_back_their_pairs(capsys, tmp_path):
     with root_on_pythonpath():
         _join_and_leave(capsys, tmp_path)
@@ -130,6 +130,7 @@ def _join_and_leave(capsys, tmp_path):
     c = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
                      dashboard_address=":0", silence_logs=40)
     rd = str(tmp_path / "j")
+    first = next(iter(c.scheduler.workers))
     slow = ["--movetime", "0.05"]
     argv = fake_engine("good", *slow) + fake_engine("random", "--style", "random", *slow) + [
         "-each", "tc=30+1", "-maxmoves", "10", "-ratinginterval", "0", "-rounds", "10",
@@ -142,13 +143,30 @@ def _join_and_leave(capsys, tmp_path):
         except Exception:
             return 0
 
+    def stored(pair_id):
+        try:
+            return int((testing.results(rd)["pair_id"] == pair_id).sum())
+        except Exception:
+            return 0
+
+    def newcomer_pair():
+        """The pair the worker that joined holds, if any (the scheduler runs in this process;
+        a worker may take long to start on a loaded machine)."""
+        for ws in list(c.scheduler.workers.values()):
+            if ws.address != first and ws.processing:
+                return next(iter(ws.processing)).key
+        return None
+
     def change_the_fleet():  # main() keeps the main thread for its signal handlers
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 150
         while played() < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         c.scale(2)  # a worker joins
-        while played() < 10 and time.monotonic() < deadline:
-            time.sleep(0.2)
+        while (key := newcomer_pair()) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pair_id = int(str(key).split("-")[2]) if key else -1  # wasp-pair-ID-...
+        while stored(pair_id) < 2 and time.monotonic() < deadline:  # its first pair is in
+            time.sleep(0.05)
         c.scale(1)  # and one leaves, with a pair in its hands or not
 
     t = threading.Thread(target=change_the_fleet, daemon=True)

@@ -1,14 +1,15 @@
-"""Games for labelled sets and for SPRTs, played by the match runner (`wasp-match`).
+"""Games for labelled sets and for SPRTs, played by the match runner (`testing.run_match`).
 
-Each match runs in its own run directory as a subprocess (``python -m testing.cli``); a run
-directory that already holds games is resumed (``-resume``), so a killed match loses nothing. A
-``done.json`` beside it marks a match that finished.
+Each match runs in its own run directory; a run directory that already holds games is resumed
+(``-resume``), so a killed match loses nothing. A ``done.json`` beside it marks a match that
+finished.
 """
 
 import json
 import os
 import subprocess
 import sys
+from contextlib import nullcontext
 
 from tuner.data import DATA_DIR
 
@@ -58,25 +59,31 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     our engines get a long start-up limit (`wasp_engine`), so a loaded machine does not make
     them miss the runner's timeout. Returns the run directory; RuntimeError when it fails.
     """
+    from testing import run_match as play
+
     os.makedirs(out_dir, exist_ok=True)
     rundir = os.path.join(out_dir, "match")
     pgn = os.path.join(out_dir, "games.pgn")
     warm_kernels(quiet)
-    cmd = _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed,
-                         sprt, repeat, adjudicate, log, variant)
-    if not quiet:  # wasp-match reads the openings and starts the engines before its first line
-        log(f"starting wasp-match: {len(engines)} engines, {concurrency} games at a time")
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
-    if r.returncode != 0:
-        raise RuntimeError(f"wasp-match failed (exit {r.returncode}): {' '.join(cmd)}")
+    argv = match_arguments(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed,
+                           sprt, repeat, adjudicate, log, variant)
+    if not quiet:  # the runner reads the openings and starts the engines before its first line
+        log(f"starting the match: {len(engines)} engines, {concurrency} games at a time")
+    with open(os.devnull, "w") if quiet else nullcontext(sys.stdout) as out:
+        result = play(argv, out=out)
+    if result.status == 130:
+        raise KeyboardInterrupt
+    if not result.ok:
+        raise RuntimeError(f"the match in {rundir} failed: {result.error}")
     with open(os.path.join(out_dir, DONE), "w", encoding="utf-8") as f:
-        json.dump({"rundir": rundir, "pgn": pgn, "command": cmd}, f, indent=2)
+        json.dump({"rundir": rundir, "pgn": pgn, "arguments": argv}, f, indent=2)
     return rundir
 
 
-def _match_command(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt,
-                   repeat, adjudicate, log, variant="standard"):
-    cmd = [sys.executable, "-m", "testing.cli"]
+def match_arguments(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt,
+                    repeat, adjudicate, log, variant="standard"):
+    """``wasp-match``'s arguments for the match `run_match` plays (or resumes)."""
+    cmd = []
     if os.path.exists(os.path.join(rundir, "games.sqlite")):
         cmd += ["-resume", rundir, "-concurrency", str(concurrency)]
         log(f"resuming the match in {rundir}")
