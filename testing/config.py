@@ -7,22 +7,11 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, field
 
+from wasp.exitcodes import InputError, UsageError
+
 from .engine import EngineConfig
 from .game import DrawAdjudication, GameSettings, ResignAdjudication
 from .tablebase import TablebaseAdjudication
-
-
-class UsageError(ValueError):
-    """A bad setting, named by its flag (``wasp-match`` exits with status 2)."""
-
-    code = 2
-
-
-class InputError(UsageError):
-    """A file that cannot be used: missing, a directory, not of its kind (exit status 1)."""
-
-    code = 1
-
 
 ORDERS = ("sequential", "random")
 FORMATS = ("epd", "pgn")

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, UsageError, fail, file_problem
 
 from .spsa import A_RATIO, ALPHA, GAMMA, SpsaInputError, parse_params
 from .spsa_run import SPRT_PAIRS
@@ -99,12 +99,6 @@ EMIT_STARTUP = 300  # seconds --emit-params waits for an engine without startup=
 SPSA_VALUE_FLAGS = {"-iterations", "-pairs", "-in-flight", "-alpha", "-gamma", "-a-ratio", "-o"}
 
 
-class UsageError(Exception):
-    def __init__(self, message, code=EXIT_USAGE):
-        super().__init__(str(message))
-        self.code = code
-
-
 def split_argv(argv: list[str]):
     """(PARAMS file or None, SPSA settings, --emit-params, -params globs, runner argv)."""
     from testing.args import is_flag
@@ -172,21 +166,17 @@ def _engine_raw(raw: dict) -> None:
 
 
 def cmd_emit(globs, own, rest) -> int:
-    from testing.args import UsageError as RunnerUsage
     from testing.args import engine_config, parse_args
 
     from .spsa_run import emit_params, read_options
 
-    try:
-        raw = parse_args(rest)
-        if len(raw.get("engines") or []) != 1:
-            raise UsageError("--emit-params: give exactly one -engine")
-        e, each = raw["engines"][0], raw.get("each") or {}
-        if "startup" not in e and "startup" not in each:  # a one-off: wait for a slow start
-            e = {**e, "startup": EMIT_STARTUP}
-        cfg = engine_config(0, {"nodes": 1, **e}, each)
-    except RunnerUsage as err:
-        raise UsageError(err, err.code) from None
+    raw = parse_args(rest)
+    if len(raw.get("engines") or []) != 1:
+        raise UsageError("--emit-params: give exactly one -engine")
+    e, each = raw["engines"][0], raw.get("each") or {}
+    if "startup" not in e and "startup" not in each:  # a one-off: wait for a slow start
+        e = {**e, "startup": EMIT_STARTUP}
+    cfg = engine_config(0, {"nodes": 1, **e}, each)
     out = own.get("o")
     if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
         raise UsageError(f"-o {out}: directory does not exist")
@@ -203,31 +193,27 @@ def cmd_emit(globs, own, rest) -> int:
 
 
 def cmd_run(params_file, own, rest) -> int:
-    from testing.args import UsageError as RunnerUsage
     from testing.args import load_config_file, merge, parse_args, prepare_raw
     from testing.tournament import stop_on_sigterm
 
     from .spsa_run import SpsaRun, SpsaSettings
 
-    try:
-        raw = parse_args(rest)
-        if "config" in raw:  # its engine and settings, under the command line's
-            raw = merge(load_config_file(str(raw.pop("config"))), raw)
-        resume = "resume" in raw
-        if resume:
-            if params_file or own:
-                raise UsageError("-resume: PARAMS and -iterations/-pairs/... cannot be given: "
-                                 "the run's settings are read from its directory")
-        else:
-            if not params_file:
-                raise UsageError("no PARAMS file given (wasp-tune spsa PARAMS.txt ...; "
-                                 "--emit-params writes one)")
-            _engine_raw(raw)
-        cfg, rundir, resume = prepare_raw(raw, spsa=True)
-        then_sprt, sprt_pairs, sprt_limits = (_then_sprt(own, raw) if not resume
-                                              else (None, 0, None))
-    except RunnerUsage as err:
-        raise UsageError(err, err.code) from None
+    raw = parse_args(rest)
+    if "config" in raw:  # its engine and settings, under the command line's
+        raw = merge(load_config_file(str(raw.pop("config"))), raw)
+    resume = "resume" in raw
+    if resume:
+        if params_file or own:
+            raise UsageError("-resume: PARAMS and -iterations/-pairs/... cannot be given: "
+                             "the run's settings are read from its directory")
+    else:
+        if not params_file:
+            raise UsageError("no PARAMS file given (wasp-tune spsa PARAMS.txt ...; "
+                             "--emit-params writes one)")
+        _engine_raw(raw)
+    cfg, rundir, resume = prepare_raw(raw, spsa=True)
+    then_sprt, sprt_pairs, sprt_limits = (_then_sprt(own, raw) if not resume
+                                          else (None, 0, None))
     if resume:
         run = SpsaRun.open(rundir, cfg)
         print(f"resuming {run}", flush=True)

@@ -21,6 +21,21 @@ class CliError(Exception):
         self.code = code
 
 
+class UsageError(CliError, ValueError):
+    """A bad command line or setting, named by its flag (exit status 2 unless `code`); a
+    ValueError too, for the Python APIs that check settings (`testing.MatchConfig`)."""
+
+    def __init__(self, message, code=EXIT_USAGE):
+        super().__init__(message, code)
+
+
+class InputError(UsageError):
+    """A file that cannot be used: missing, a directory, not of its kind (exit status 1)."""
+
+    def __init__(self, message, code=EXIT_INPUT):
+        super().__init__(message, code)
+
+
 def file_problem(path, text=True, empty_ok=False):
     """What makes `path` unusable as an input file, or None: missing, a directory,
     unreadable, empty, or (for a text file) binary. The answer names the file."""

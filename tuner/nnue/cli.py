@@ -5,7 +5,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, UsageError, fail, file_problem
 
 PROG = "wasp-tune nnue train"
 EXAMPLES = """examples:
@@ -30,12 +30,6 @@ how it was made.
 exit codes: 0 done, 1 a data file that cannot be used, 2 a bad command line, 130 interrupted
 (continue with -resume DIR)
 """
-
-
-class UsageError(Exception):
-    def __init__(self, message, code=EXIT_USAGE):
-        super().__init__(str(message))
-        self.code = code
 
 
 def build_parser():
@@ -145,6 +139,8 @@ def cmd_train(args, argv):
             print(f"interrupted: resume with {PROG} -resume {run.dir}", file=sys.stderr)
             return 130
         path = run.export()
+    except UsageError:
+        raise  # already one line with its exit code
     except (DataError, FileNotFoundError) as e:
         raise UsageError(e, EXIT_INPUT) from None
     except FileExistsError as e:
