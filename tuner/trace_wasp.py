@@ -17,6 +17,8 @@ from tuner.trace import weight_layout, write_linear
 from wasp import params as P
 from wasp.evaluate import X_FINAL
 
+QSEARCH_BLOCK = 1 << 16  # positions a progress step
+
 
 def wasp_terms(W):
     """(terms, term_of): Wasp's linear parameters as trace terms, ``(name, opening, endgame)``
@@ -64,9 +66,17 @@ def wasp_trace(W, leaves, threads=None):
 def write_wasp_trace(path, ps, W=None, threads=None, progress=False) -> int:
     """Write the trace of a labelled `tuner.positions.PositionSet` at its quiescence leaves
     under W (default: the built-in parameters); returns the number of positions."""
+    from tqdm import tqdm
+
     from tuner.error import Scorer
 
     W = P.default_weights() if W is None else np.asarray(W, dtype=np.int64)
-    _, leaves = Scorer(threads).qsearch_scores(W, ps.rows)
+    sc = Scorer(threads)
+    leaves = np.zeros_like(ps.rows)
+    with tqdm(total=len(ps), desc="qsearch", unit="pos", disable=not progress) as bar:
+        for a in range(0, len(ps), QSEARCH_BLOCK):  # a position's leaf is its own: blocks
+            b = min(len(ps), a + QSEARCH_BLOCK)
+            leaves[a:b] = sc.qsearch_scores(W, ps.rows[a:b])[1]
+            bar.update(b - a)
     terms, ls, evals = wasp_trace(W, leaves, threads)
     return write_linear(path, terms, ls, ps.results, evals, progress=progress)
