@@ -139,6 +139,9 @@ def write(args):
         raise _Fail("no output given (--write DATA -o TRACE)", EXIT_USAGE)
     if args.limit < 0:
         raise _Fail("-limit must be 0 or more", EXIT_USAGE)
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir) or os.path.isdir(args.output):
+        raise _Fail(f"-o {args.output}: not a file in an existing directory", EXIT_USAGE)
     check_files(args.write, "data file")
     W = check_params_file(args.init)
     try:

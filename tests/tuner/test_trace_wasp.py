@@ -67,9 +67,10 @@ def test_write_refuses_bad_input_with_one_line(tmp_path, capsys):
     assert main(["trace", "--write", str(tmp_path / "none.epd"), "-o", out]) == 1
     assert main(["trace", "--write", str(QUIET)]) == 2
     assert main(["trace", "t.trace", "--write", str(QUIET), "-o", out]) == 2
+    assert main(["trace", "--write", str(QUIET), "-o", str(tmp_path / "no" / "x.trace")]) == 2
     bad = tmp_path / "bad.epd"
     bad.write_text("not a fen at all\n")
     assert main(["trace", "--write", str(bad), "-o", out]) == 1
     assert main(["trace", "--write", str(QUIET), "-o", out, "-init", str(bad)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 5 and all(e.startswith("wasp-tune trace: error:") for e in err)
+    assert len(err) == 6 and all(e.startswith("wasp-tune trace: error:") for e in err)
