@@ -28,7 +28,9 @@ def test_wasp_trace_reproduces_the_evaluation_with_its_rounding_in_fixed():
     assert np.max(np.abs(linear_scores(W0, ls) - evals)) < 1e-6
     # FIXED is king safety (as wasp_linear has it) plus the two truncations: under 2 cp
     rounding = ls.fixed - wasp_linear(sparse_traces(W, leaves, 1)).fixed
-    assert np.max(np.abs(rounding)) < 2.0 and np.any(rounding != 0.0)
+    assert np.max(np.abs(rounding)) < 2.0
+    # without it, more than the check's 0.1 % would miss EVAL by over 1 cp
+    assert np.mean(np.abs(rounding) > 1.0 + 1e-6) > 0.001
     names = [t[0] for t in terms]
     assert names[0] == "pawn_value" and "pst_knight[27]" in names and len(set(names)) == len(
         names)
