@@ -6,19 +6,25 @@ import sys
 import textwrap
 import time
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, CliError, fail, file_problem
 
 EXAMPLES = """examples:
   wasp-tune trace my-engine.trace -dir runs/t            # K, then Adam over every term
   wasp-tune trace train.trace -valid-data valid.trace -dir runs/t -params 'pst_*' mobility
   wasp-tune trace train.trace -dir runs/b -method binary -k 1.1
   wasp-tune trace -resume runs/t                         # go on with a stopped run
+  wasp-tune trace --write datasets/sample/train.epd -o train.trace   # Wasp-Py's own trace
 
 The trace format is in docs/traces.md. Before tuning, the model with the trace's start values
 must reproduce each position's EVAL within 1 cp; a trace where more than 0.1 % of positions
 differ is refused (-no-check to go on). RUN/params.txt holds the tuned values in the trace's own
 'terms' form (NAME OPENING ENDGAME, or NAME VALUE), rounded unless -float; with -valid-data,
 those of the lowest validation E. RUN/passes.csv holds E after each pass.
+
+--write DATA -o TRACE writes Wasp-Py's own evaluation of a labelled set (EPD, PGN or parquet,
+as wasp-tune run reads it) as a trace: its linear terms as terms, at the quiescence leaves of
+the start parameters (wasp-tune run's leaves before it re-resolves them), king safety and the
+evaluation's rounding in FIXED, the draw factor as both scales. It passes the check as is.
 
 exit codes: 0 ok, 1 a trace or run that cannot be used (or fails the check), 2 a bad command line
 """
@@ -72,6 +78,20 @@ def build_parser():
     ap.add_argument("-threads", "--threads", type=int, default=2,
                     help="worker threads (default 2; results do not depend on it)")
     ap.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
+    w = ap.add_argument_group("writing Wasp-Py's own trace")
+    w.add_argument("-write", "--write", nargs="+", default=[], metavar="DATA",
+                   help="labelled positions (EPD, PGN or parquet) to trace with Wasp-Py's "
+                        "evaluation instead of tuning (with -o)")
+    w.add_argument("-o", "--output", default="", metavar="TRACE", help="the trace to write")
+    w.add_argument("-init", "--init", default="",
+                   help="the parameters to trace with, the terms' start values (default: the "
+                        "built-in ones)")
+    w.add_argument("-skip-bad", "--skip-bad", action="store_true",
+                   help="skip bad data lines instead of stopping")
+    w.add_argument("-skip-plies", "--skip-plies", type=int, default=8,
+                   help="PGN: plies skipped at the start of each game (default 8)")
+    w.add_argument("-limit", "--limit", type=int, default=0,
+                   help="trace only the first N positions (0: all)")
     return ap
 
 
@@ -104,6 +124,39 @@ def _check(tr, no_check):
         print(f"check (ignored, -no-check): {c.message(tr.path)}")
         return
     raise _Fail(f"{c.message(tr.path)}; refused (-no-check to tune anyway)")
+
+
+def write(args):
+    """--write: Wasp-Py's own evaluation of a labelled set as a trace."""
+    from tuner.positions import DataError, load_many
+    from tuner.trace_wasp import write_wasp_trace
+    from wasp.exitcodes import check_files, check_params_file
+
+    if args.trace or args.dir or args.resume:
+        raise _Fail("--write takes labelled data and -o TRACE, not a trace to tune or a run "
+                    "directory", EXIT_USAGE)
+    if not args.output:
+        raise _Fail("no output given (--write DATA -o TRACE)", EXIT_USAGE)
+    if args.limit < 0:
+        raise _Fail("-limit must be 0 or more", EXIT_USAGE)
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir) or os.path.isdir(args.output):
+        raise _Fail(f"-o {args.output}: not a file in an existing directory", EXIT_USAGE)
+    check_files(args.write, "data file")
+    W = check_params_file(args.init)
+    try:
+        ps = load_many(args.write, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
+    except DataError as e:
+        raise _Fail(f"{e} (use -skip-bad to skip bad lines)") from None
+    if args.limit:
+        ps = ps.subset(slice(0, args.limit))
+    if len(ps) == 0:
+        raise _Fail(f"no positions in {', '.join(args.write)}")
+    print(f"data: {ps.summary()}")
+    t = time.time()
+    n = write_wasp_trace(args.output, ps, W, threads=args.threads, progress=not args.quiet)
+    print(f"wrote {args.output}: {n} positions, {time.time() - t:.1f} s")
+    return 0
 
 
 def run(args):
@@ -178,8 +231,10 @@ def run(args):
 def main(argv=None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
-        return run(args)
+        return write(args) if args.write else run(args)
     except _Fail as e:
+        return fail("wasp-tune trace", e, e.code)
+    except CliError as e:
         return fail("wasp-tune trace", e, e.code)
     except OSError as e:
         return fail("wasp-tune trace", f"{e.filename}: {e.strerror}")

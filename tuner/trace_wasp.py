@@ -1,0 +1,82 @@
+"""Wasp-Py's own evaluation as a trace (`wasp-tune trace --write`): its linear terms as terms.
+
+Each position of a labelled set is traced at its leaf, as `wasp-tune run` does when its leaves
+are not re-resolved: the quiescence search with the start parameters picks the leaf, and
+`tuner.sparse.sparse_traces` / `wasp_linear` give its coefficients, phase (/ 24), draw factor
+(/ 64, both scales) and king safety (the fixed part, scaled as the evaluation scales it). EVAL
+is the engine's own evaluation of the leaf, white's view. Wasp's evaluation truncates twice
+(the taper's / 24, then the draw factor's * scale / 64), so EVAL misses the float model by up
+to 2 cp; FIXED takes that rounding (EVAL less the model), so the start values reproduce EVAL
+exactly and the trace passes the 1 cp check without -no-check.
+"""
+
+import numpy as np
+
+from tuner.sparse import LinearSet, linear_scores, sparse_traces, wasp_linear
+from tuner.trace import weight_layout, write_linear
+from wasp import params as P
+from wasp.evaluate import X_FINAL
+
+QSEARCH_BLOCK = 1 << 16  # positions a progress step
+
+
+def wasp_terms(W):
+    """(terms, term_of): Wasp's linear parameters as trace terms, ``(name, opening, endgame)``
+    for a phased one, ``(name, value)`` otherwise, one per element ('pst_knight[27]'), with
+    their values in W; term_of maps a weight index (an opening one) to its term (-1: none)."""
+    W = np.asarray(W)
+    terms = []
+    term_of = np.full(P.N_WEIGHTS, -1, dtype=np.int64)
+    for p in P.PARAMS:
+        if not p.linear:
+            continue
+        o = P.OFFSETS[p.name]
+        for e in range(p.size):
+            name = p.name if p.size == 1 else f"{p.name}[{e}]"
+            term_of[o + e] = len(terms)
+            if p.phased:
+                terms.append((name, int(W[o + e]), int(W[o + p.size + e])))
+            else:
+                terms.append((name, int(W[o + e])))
+    return terms, term_of
+
+
+def wasp_trace(W, leaves, threads=None):
+    """(terms, LinearSet in the terms' layout, EVALs) of packed leaf rows under weights W.
+
+    FIXED is the king safety as the evaluation scales it plus the evaluation's rounding, so
+    the model with W gives EVAL exactly; a position an endgame rule scored has both scales 0
+    and FIXED its score."""
+    W = np.ascontiguousarray(W, dtype=np.int64)
+    traces = sparse_traces(W, leaves, threads)
+    wl = wasp_linear(traces)
+    evals = traces[3][:, X_FINAL].astype(np.float64)
+    fixed = wl.fixed + (evals - linear_scores(W.astype(np.float64), wl))
+    terms, term_of = wasp_terms(W)
+    idx = term_of[wl.idx]
+    if np.any(idx < 0):  # a weight the trace kernel counts that no linear parameter owns
+        bad = int(wl.idx[np.argmax(idx < 0)])
+        raise ValueError(f"weight {bad} is traced but is not a linear parameter's")
+    mg_of, eg_of, n_weights = weight_layout([len(t) == 3 for t in terms])
+    ls = LinearSet(wl.offsets, idx.astype(np.int32), wl.coef, wl.phase, wl.mg_scale,
+                   wl.eg_scale, fixed, mg_of, eg_of, n_weights)
+    return terms, ls, evals
+
+
+def write_wasp_trace(path, ps, W=None, threads=None, progress=False) -> int:
+    """Write the trace of a labelled `tuner.positions.PositionSet` at its quiescence leaves
+    under W (default: the built-in parameters); returns the number of positions."""
+    from tqdm import tqdm
+
+    from tuner.error import Scorer
+
+    W = P.default_weights() if W is None else np.asarray(W, dtype=np.int64)
+    sc = Scorer(threads)
+    leaves = np.zeros_like(ps.rows)
+    with tqdm(total=len(ps), desc="qsearch", unit="pos", disable=not progress) as bar:
+        for a in range(0, len(ps), QSEARCH_BLOCK):  # a position's leaf is its own: blocks
+            b = min(len(ps), a + QSEARCH_BLOCK)
+            leaves[a:b] = sc.qsearch_scores(W, ps.rows[a:b])[1]
+            bar.update(b - a)
+    terms, ls, evals = wasp_trace(W, leaves, threads)
+    return write_linear(path, terms, ls, ps.results, evals, progress=progress)
