@@ -1,8 +1,9 @@
 """Each notebook runs top to bottom through nbclient on output made here, and shows its figures.
 
 A tiny tuner run (binary search over a few weights of 200 labelled positions) and a tiny match
-(our engine against itself, 4 games at 200 nodes a move, with an SPRT) are made once for the
-module; the notebooks read them through their environment variables.
+(our engine against itself, 4 games at 200 nodes a move, with an SPRT) and a tiny net (3 datagen
+games, 8 neurons, 3 epochs) are made once for the module; the notebooks read them through their
+environment variables.
 """
 
 import subprocess
@@ -64,6 +65,24 @@ def spsa_run(tmp_path_factory):
     return rundir
 
 
+@pytest.fixture(scope="module")
+def nnue_run(tmp_path_factory):
+    """A 3-game datagen run at 200 nodes a move, and a net of 8 neurons trained 3 epochs on it."""
+    from tuner.datagen import DATA_FILE, DatagenConfig, DatagenRun, generate
+    from tuner.nnue.train import Config, Training
+
+    out = tmp_path_factory.mktemp("nnue")
+    dg = DatagenRun.create(str(out / "dg"), DatagenConfig(games=3, nodes=200, start_nodes=100,
+                                                          seed=5))
+    generate(dg, progress=False, log=lambda *a: None)
+    config = Config(data=[dg.file(DATA_FILE)], output=str(out / "net.nnue"), hidden=8,
+                    epochs=3, batch_size=64, lr=0.01)
+    run = Training.create(out / "net.nnue.run", config)
+    assert run.train(progress=False)
+    run.export()
+    return run.dir
+
+
 def _run(name, env, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, str(v))
@@ -118,9 +137,21 @@ def test_engine_notebook_traces_positions_and_shows_search_statistics(monkeypatc
     assert "Final evaluation" in text
 
 
+def test_nnue_notebook_plots_losses_output_against_scores_and_weight_maps(nnue_run,
+                                                                           monkeypatch):
+    nb = _run("nnue.ipynb", {"WASP_NNUE_RUN": nnue_run}, monkeypatch)
+    assert not _errors(nb)
+    assert _figures(nb) == 4  # losses, output against scores, two sets of heat maps
+    text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for out in c.get("outputs", []))
+    assert "(768 -> 8)x2 -> 1 on" in text and "3 of 3 epochs" in text
+    assert "best validation loss" in text and "correlation" in text
+
+
 def test_notebooks_take_their_input_from_the_environment():
     for name, var in (("tuning.ipynb", "WASP_TUNE_RUN"), ("matches.ipynb", "WASP_MATCH_RUN"),
-                      ("engine.ipynb", "WASP_ENGINE_DEPTH"), ("spsa.ipynb", "WASP_SPSA_RUN")):
+                      ("engine.ipynb", "WASP_ENGINE_DEPTH"), ("spsa.ipynb", "WASP_SPSA_RUN"),
+                      ("nnue.ipynb", "WASP_NNUE_RUN")):
         nb = nbformat.read(NOTEBOOKS / name, as_version=4)
         nbformat.validate(nb)
         assert var in nb.cells[1].source

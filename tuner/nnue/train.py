@@ -79,6 +79,27 @@ class Config:
         return self.lr * self.lr_gamma ** (epoch // step)
 
 
+def read_config(directory) -> tuple[Config, int]:
+    """(the settings, the number of positions) of the run in `directory` (its run.json)."""
+    info = json.loads((Path(directory) / RUN_FILE).read_text())
+    positions = info.pop("positions")
+    return Config(**info), positions
+
+
+def read_history(directory) -> list[dict]:
+    """The rows of a run's history.csv, one an epoch ([] before the first ends): epoch,
+    train_loss, valid_loss (None without validation), lr, positions, seconds, positions_per_s."""
+    path = Path(directory) / HISTORY
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            rows.append({k: (None if v == "" else int(v) if k in ("epoch", "positions") else
+                             float(v)) for k, v in row.items()})
+    return rows
+
+
 def split(n, games=None, fraction=0.05, seed=1):
     """(train, valid) index arrays: whole games to validation when `games` says which game a
     position is from, otherwise randomly chosen contiguous blocks (neighbours are usually of
@@ -187,9 +208,7 @@ class Training:
         directory = Path(directory)
         if not (directory / CHECKPOINT).exists():
             raise FileNotFoundError(f"{directory}: no run to resume (no {CHECKPOINT})")
-        info = json.loads((directory / RUN_FILE).read_text())
-        positions = info.pop("positions")
-        config = Config(**info)
+        config, positions = read_config(directory)
         if epochs:
             config.epochs = epochs
             config.check()

@@ -128,3 +128,19 @@ def test_cli_usage_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     assert wasp_tune(["nnue", "train", *argv, "-quiet"]) == code
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0]
+
+
+def test_the_run_directory_readers_give_back_the_settings_and_history(tmp_path):
+    from tuner.nnue.train import read_config, read_history
+
+    boards = D.random_records(300, seed=4)
+    cfg = _config(tmp_path, batch_size=64)
+    run = Training.create(tmp_path / "run", cfg, D.Dataset(boards))
+    assert read_history(run.dir) == []  # before the first epoch ends
+    assert run.train(progress=False)
+    config, positions = read_config(run.dir)
+    assert config == cfg and positions == 300
+    rows = read_history(run.dir)
+    assert [r["epoch"] for r in rows] == [1, 2]
+    for row, kept in zip(rows, run.history, strict=True):
+        assert row == pytest.approx(kept)
