@@ -27,7 +27,7 @@ import time
 import zlib
 
 import chess
-from fakeio import commands, out, uci_position
+from fakeio import bestmove, commands, out, uci_position
 
 VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 
@@ -146,8 +146,7 @@ def main() -> None:
                 empty = [chess.square_name(s) for s in chess.SQUARES if board.piece_at(s) is None]
                 out(f"bestmove {empty[0]}{empty[1]}")
                 continue
-            out(f"info depth 1 score cp {material(board)} time 0 nodes 1 pv {move.uci()}")
-            out(f"bestmove {move.uci()}")
+            bestmove(move.uci(), material(board), " time 0")
         elif cmd == "quit":
             return
 

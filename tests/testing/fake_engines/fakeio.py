@@ -1,5 +1,5 @@
 """What the fake engines share (they run as scripts, so this folder is on their path): lines
-out, flushed at once; the commands read; a UCI `position` command read."""
+out, flushed at once; a `go` answered; the commands read; a UCI `position` command read."""
 
 import sys
 
@@ -9,6 +9,12 @@ import chess
 def out(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def bestmove(move: str, cp: int, extra: str = "") -> None:
+    """Answer a `go`: a one-ply `info` line (`extra` after the score) and the move."""
+    out(f"info depth 1 score cp {cp}{extra} nodes 1 pv {move}")
+    out(f"bestmove {move}")
 
 
 def commands():

@@ -16,7 +16,7 @@ import argparse
 import zlib
 
 import chess
-from fakeio import commands, out, uci_board
+from fakeio import bestmove, commands, out, uci_board
 
 VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 
@@ -74,8 +74,7 @@ def main() -> None:
             move = choose(board, knob, args.best, args.spread)
             me = board.turn
             board.push(move)
-            out(f"info depth 1 score cp {material(board, me)} nodes 1 pv {move.uci()}")
-            out(f"bestmove {move.uci()}")
+            bestmove(move.uci(), material(board, me))
         elif cmd == "quit":
             return
 
