@@ -254,6 +254,15 @@ class Checker:
             self.out.flush()
         return st.status in ("pass", "warn")
 
+    def quit(self) -> str:
+        """Both protocols end with `quit`: the engine must exit within the grace time."""
+        self.pipe.send("quit\n")
+        try:
+            code = self.pipe.proc.wait(GRACE + 1)
+        except subprocess.TimeoutExpired:
+            raise Failed(f"still running {GRACE + 1:g} s after `quit`") from None
+        return f"exit status {code}"
+
     def expect(self, want, timeout: float, what: str) -> str:
         """Read until a line ``want(line)`` accepts; Failed with ``what`` on a timeout."""
         while True:
@@ -482,14 +491,6 @@ class UciChecker(Checker):
             move, _ = self.read_bestmove(board, SEARCH_TIMEOUT)
             moves.append(move)
         return " ".join(moves)
-
-    def quit(self) -> str:
-        self.pipe.send("quit\n")
-        try:
-            code = self.pipe.proc.wait(GRACE + 1)
-        except subprocess.TimeoutExpired:
-            raise Failed(f"still running {GRACE + 1:g} s after `quit`") from None
-        return f"exit status {code}"
 
     def piped(self, script: list[str]) -> str:
         """Send `script` in one write to a fresh engine process (input closed after it
@@ -750,14 +751,6 @@ class XboardChecker(Checker):
         elif self.pipe.proc.poll() is not None:
             raise Gone(f"the engine exited (status {self.pipe.proc.poll()})")
         return ""
-
-    def quit(self) -> str:
-        self.pipe.send("quit\n")
-        try:
-            code = self.pipe.proc.wait(GRACE + 1)
-        except subprocess.TimeoutExpired:
-            raise Failed(f"still running {GRACE + 1:g} s after `quit`") from None
-        return f"exit status {code}"
 
 
 # -- report ----------------------------------------------------------------------------------
