@@ -219,6 +219,20 @@ class _Replay:
         return False
 
     # -- the protocols --------------------------------------------------------
+    def _sent(self, first: int):
+        """(index, line, command) of each GUI line of the transcript from event `first` on,
+        sent to the engine as it is yielded; the replay stops before `quit`."""
+        events = self.events
+        for k in range(first, len(events)):
+            d, line = events[k]
+            if d != ">":
+                continue
+            cmd = line.split(" ", 1)[0]
+            if cmd == "quit":
+                break
+            self.p.send(line + "\n")
+            yield k, line, cmd
+
     def run_uci(self) -> Finding:
         events = self.events
         first = 0
@@ -228,14 +242,7 @@ class _Replay:
             first += 1
         board = self.start.copy()
         pondering = False
-        for k in range(first, len(events)):
-            d, line = events[k]
-            if d != ">":
-                continue
-            cmd = line.split(" ", 1)[0]
-            if cmd == "quit":
-                break
-            self.p.send(line + "\n")
+        for k, line, cmd in self._sent(first):
             if cmd == "position":
                 board = _uci_board(line, self.start.chess960)
             elif cmd == "isready":
@@ -272,14 +279,7 @@ class _Replay:
         timed = False
         own = st = 0.0
         editing = False
-        for k in range(first, len(events)):
-            d, line = events[k]
-            if d != ">":
-                continue
-            cmd = line.split(" ", 1)[0]
-            if cmd == "quit":
-                break
-            self.p.send(line + "\n")
+        for k, line, cmd in self._sent(first):
             if editing:
                 editing = line != "."
                 continue
