@@ -219,6 +219,17 @@ class _Replay:
         return False
 
     # -- the protocols --------------------------------------------------------
+    def _after_handshake(self, hello: str, last: str, past: bool) -> int:
+        """The first event to replay: after the handshake that start() has done already (from
+        `hello` to `last`, and `last` itself when `past`), when the transcript opens with it."""
+        events = self.events
+        first = 0
+        if events and events[0] == (">", hello):
+            while first < len(events) and events[first] != (">", last):
+                first += 1
+            first += past
+        return first
+
     def _sent(self, first: int):
         """(index, line, command) of each GUI line of the transcript from event `first` on,
         sent to the engine as it is yielded; the replay stops before `quit`."""
@@ -234,12 +245,7 @@ class _Replay:
             yield k, line, cmd
 
     def run_uci(self) -> Finding:
-        events = self.events
-        first = 0
-        if events and events[0] == (">", "uci"):  # the handshake, done by start() already
-            while first < len(events) and events[first] != (">", "isready"):
-                first += 1
-            first += 1
+        first = self._after_handshake("uci", "isready", past=True)
         board = self.start.copy()
         pondering = False
         for k, line, cmd in self._sent(first):
@@ -269,11 +275,7 @@ class _Replay:
         return self.f
 
     def run_xboard(self) -> Finding:
-        events = self.events
-        first = 0
-        if events and events[0] == (">", "xboard"):  # the handshake, done by start() already
-            while first < len(events) and events[first] != (">", "new"):
-                first += 1
+        first = self._after_handshake("xboard", "new", past=False)
         board = self.start.copy()
         force = False
         timed = False
