@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import chess
 
-from .engine import EngineConfig, _parse_features, parse_option
+from .engine import EngineConfig, _parse_features, kill_process, parse_option
 
 GRACE = 2.0  # seconds past a limit before an answer counts as late
 SEARCH_TIMEOUT = 30.0  # seconds for any bounded search to answer
@@ -112,15 +112,7 @@ class Pipe:
         return line
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
-                pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_process(self.proc)
 
 
 def info_problem(line: str, board: chess.Board) -> str | None:

@@ -34,6 +34,23 @@ _XBOARD_SIGNS = (b"tellics ", b"telluser ", b"feature ", b"Error (unknown comman
 _UCI_SIGNS = (b"id name ", b"uciok", b"option name ")
 
 
+def kill_process(proc: subprocess.Popen) -> None:
+    """Kill an engine started in a process group of its own (the process alone when the group
+    is gone) and reap it, waiting 5 s at most."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 class EngineError(Exception):
     """The engine failed; ``kind`` is "crash", "stall" or "timeout"."""
 
@@ -438,18 +455,7 @@ class _Process:
         self.kill()
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
-                try:
-                    self.proc.kill()
-                except OSError:
-                    pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_process(self.proc)
         for f in (self.proc.stdin, self.proc.stdout):
             try:
                 f.close()
