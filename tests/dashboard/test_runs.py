@@ -316,13 +316,11 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
     """A match playing in the background appears in the list, its page counts games as they
     finish without a reload, a click on a game puts its moves on the board; the SPSA and
     tuning pages draw their plots. Screenshots go to test-artifacts/."""
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    from tests.wasp.test_gui import _chrome
+    from tests.wasp.test_gui import browser
 
-    driver = _chrome(tmp_path)
+    driver, wait, css = browser(tmp_path, 180, 0.2)
     live = runs_root / "live"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     # Wasp-Py against itself at a few thousand nodes: a game every few seconds
@@ -335,13 +333,6 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
     srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
-    wait = WebDriverWait(driver, 180, poll_frequency=0.2,
-                         ignored_exceptions=(StaleElementReferenceException,))
-    ARTIFACTS.mkdir(exist_ok=True)
-
-    def css(selector):
-        return driver.find_element(By.CSS_SELECTOR, selector)
-
     def games_count():
         return driver.execute_script("const e = document.getElementById('games-count');"
                                      "return e ? Number(e.textContent) : -1;")

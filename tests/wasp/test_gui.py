@@ -435,21 +435,29 @@ def _chrome(download_dir):
     return driver
 
 
-def test_a_game_in_headless_chromium(server, tmp_path):
-    """Click moves, promote, flip, let the engine answer, read its PV, save and parse the PGN."""
+def browser(download_dir, timeout, poll):
+    """A headless Chromium (`_chrome`), a wait of `timeout` s on it (polled every `poll` s,
+    stale elements ignored) and `css`, an element by selector; test-artifacts/ made for the
+    screenshots."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = _chrome(download_dir)
+    wait = WebDriverWait(driver, timeout, poll_frequency=poll,
+                         ignored_exceptions=(StaleElementReferenceException,))
+    ARTIFACTS.mkdir(exist_ok=True)
+    return driver, wait, lambda selector: driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def test_a_game_in_headless_chromium(server, tmp_path):
+    """Click moves, promote, flip, let the engine answer, read its PV, save and parse the PGN."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    driver = _chrome(downloads)
-    wait = WebDriverWait(driver, 120, poll_frequency=0.05,
-                         ignored_exceptions=(StaleElementReferenceException,))
-    ARTIFACTS.mkdir(exist_ok=True)
-
-    def css(selector):
-        return driver.find_element(By.CSS_SELECTOR, selector)
+    driver, wait, css = browser(downloads, 120, 0.05)
 
     def board_state():
         return driver.execute_script(
