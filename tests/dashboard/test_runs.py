@@ -20,6 +20,7 @@ from dashboard.runs import RunError, Runs
 from dashboard.server import DashboardServer
 from tests.conftest import DATA, ROOT
 from tests.testing.conftest import EPD, fake_engine
+from tests.wasp.test_gui import serving
 from wasp.gui import BoardServer
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -54,13 +55,8 @@ def runs_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(runs_root):
-    srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(10)
+    with serving(DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))) as srv:
+        yield srv
 
 
 def get(srv, path, **query):
@@ -274,15 +270,9 @@ def test_a_port_in_use_is_a_message_not_a_traceback(tmp_path):
 
 
 def test_without_runs_the_endpoints_say_how_to_get_them():
-    srv = BoardServer("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(BoardServer("127.0.0.1", 0)) as srv:
         code, data = get(srv, "/api/runs")
         assert code == 404 and "--runs DIR" in data["error"]
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def test_a_missing_runs_directory_is_an_error(tmp_path):

@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 
 import chess
 import chess.pgn
@@ -30,18 +31,26 @@ PROMOTION_FEN = "4k3/1P6/8/8/8/8/5PPP/6K1 w - - 0 1"
 # -- a server on an ephemeral port, and requests to it ----------------------------------------
 
 
+@contextmanager
+def serving(srv):
+    """`srv` (an HTTP server) serving from a thread for the with-block, then shut down."""
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(10)
+
+
 @pytest.fixture(scope="module")
 def server():
     from wasp.warmup import warmup
 
     warmup()
-    srv = BoardServer("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(10)
+    with serving(BoardServer("127.0.0.1", 0)) as srv:
+        yield srv
 
 
 def call(srv, method, path, body=None, raw=None, headers=None):
