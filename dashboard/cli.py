@@ -21,12 +21,10 @@ def main(argv=None) -> int:
 
 
 def entry() -> int:
-    """Console-script entry: a closed pipe (`wasp perft ... | head`) is not an error."""
-    try:
-        return main()
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
+    """Console-script entry: `wasp.cli.entry` over this `main`."""
+    from wasp.cli import entry as wasp_entry
+
+    return wasp_entry(main)
 
 
 if __name__ == "__main__":

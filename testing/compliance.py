@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import chess
 
-from .engine import EngineConfig, _parse_features, parse_option
+from .engine import EngineConfig, _parse_features, kill_process, parse_option
 
 GRACE = 2.0  # seconds past a limit before an answer counts as late
 SEARCH_TIMEOUT = 30.0  # seconds for any bounded search to answer
@@ -112,15 +112,7 @@ class Pipe:
         return line
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
-                pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_process(self.proc)
 
 
 def info_problem(line: str, board: chess.Board) -> str | None:
@@ -253,6 +245,15 @@ class Checker:
             self.out.write(format_step(len(self.steps), st) + "\n")
             self.out.flush()
         return st.status in ("pass", "warn")
+
+    def quit(self) -> str:
+        """Both protocols end with `quit`: the engine must exit within the grace time."""
+        self.pipe.send("quit\n")
+        try:
+            code = self.pipe.proc.wait(GRACE + 1)
+        except subprocess.TimeoutExpired:
+            raise Failed(f"still running {GRACE + 1:g} s after `quit`") from None
+        return f"exit status {code}"
 
     def expect(self, want, timeout: float, what: str) -> str:
         """Read until a line ``want(line)`` accepts; Failed with ``what`` on a timeout."""
@@ -482,14 +483,6 @@ class UciChecker(Checker):
             move, _ = self.read_bestmove(board, SEARCH_TIMEOUT)
             moves.append(move)
         return " ".join(moves)
-
-    def quit(self) -> str:
-        self.pipe.send("quit\n")
-        try:
-            code = self.pipe.proc.wait(GRACE + 1)
-        except subprocess.TimeoutExpired:
-            raise Failed(f"still running {GRACE + 1:g} s after `quit`") from None
-        return f"exit status {code}"
 
     def piped(self, script: list[str]) -> str:
         """Send `script` in one write to a fresh engine process (input closed after it
@@ -750,14 +743,6 @@ class XboardChecker(Checker):
         elif self.pipe.proc.poll() is not None:
             raise Gone(f"the engine exited (status {self.pipe.proc.poll()})")
         return ""
-
-    def quit(self) -> str:
-        self.pipe.send("quit\n")
-        try:
-            code = self.pipe.proc.wait(GRACE + 1)
-        except subprocess.TimeoutExpired:
-            raise Failed(f"still running {GRACE + 1:g} s after `quit`") from None
-        return f"exit status {code}"
 
 
 # -- report ----------------------------------------------------------------------------------

@@ -34,6 +34,23 @@ _XBOARD_SIGNS = (b"tellics ", b"telluser ", b"feature ", b"Error (unknown comman
 _UCI_SIGNS = (b"id name ", b"uciok", b"option name ")
 
 
+def kill_process(proc: subprocess.Popen) -> None:
+    """Kill an engine started in a process group of its own (the process alone when the group
+    is gone) and reap it, waiting 5 s at most."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 class EngineError(Exception):
     """The engine failed; ``kind`` is "crash", "stall" or "timeout"."""
 
@@ -332,24 +349,32 @@ class _Process:
         except (BrokenPipeError, OSError) as e:
             raise EngineCrashed(f"{self.cfg.name}: cannot write to engine: {e}") from e
 
+    def _read(self, deadline: float | None) -> bytes | None:
+        """The next bytes the engine wrote (recorded), or None when the wait woke with none;
+        EngineTimeout past ``deadline`` (a perf_counter() value), EngineCrashed at its end."""
+        if deadline is None:
+            timeout = -1
+        else:
+            timeout = int((deadline - time.perf_counter()) * 1000.0 + 0.999)
+            if timeout <= 0:
+                raise EngineTimeout(f"{self.cfg.name}: no answer in time")
+        if not self._poll.poll(timeout):
+            return None
+        chunk = os.read(self._out, 65536)
+        self.last_read = time.perf_counter()
+        if not chunk:
+            raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
+        if self.rec is not None:
+            self.rec.add(self.last_read, b"<", chunk)
+        return chunk
+
     def readline(self, deadline: float | None) -> bytes:
         """Next line (bytes, no newline); ``deadline`` is a perf_counter() value."""
         lines = self._lines
         while not lines:
-            if deadline is None:
-                timeout = -1
-            else:
-                timeout = int((deadline - time.perf_counter()) * 1000.0 + 0.999)
-                if timeout <= 0:
-                    raise EngineTimeout(f"{self.cfg.name}: no answer in time")
-            if not self._poll.poll(timeout):
+            chunk = self._read(deadline)
+            if chunk is None:
                 continue
-            chunk = os.read(self._out, 65536)
-            self.last_read = time.perf_counter()
-            if not chunk:
-                raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
-            if self.rec is not None:
-                self.rec.add(self.last_read, b"<", chunk)
             if len(self.head) < HEAD_BYTES:
                 self.head += chunk[: HEAD_BYTES - len(self.head)]
             buf = self._buf + chunk
@@ -406,22 +431,13 @@ class _Process:
                 if k >= 0:
                     last = data[data.rfind(b"\n", 0, k) + 1 : data.find(b"\n", k)].rstrip(b"\r")
                 data = data[end:]
-            if deadline is None:
-                timeout = -1
-            else:
-                timeout = int((deadline - time.perf_counter()) * 1000.0 + 0.999)
-                if timeout <= 0:
-                    self._buf = data
-                    raise EngineTimeout(f"{self.cfg.name}: no answer in time")
-            if not self._poll.poll(timeout):
+            try:
+                chunk = self._read(deadline)
+            except EngineError:
+                self._buf = data  # what was read stays for the next call
+                raise
+            if chunk is None:
                 continue
-            chunk = os.read(self._out, 65536)
-            self.last_read = time.perf_counter()
-            if not chunk:
-                self._buf = data
-                raise EngineCrashed(f"{self.cfg.name}: engine closed its output (crashed?)")
-            if self.rec is not None:
-                self.rec.add(self.last_read, b"<", chunk)
             if self.logger:
                 self.logger.write(self.cfg.name, "<", chunk.decode(errors="replace"))
             data += chunk
@@ -439,18 +455,7 @@ class _Process:
         self.kill()
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except OSError:
-                try:
-                    self.proc.kill()
-                except OSError:
-                    pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_process(self.proc)
         for f in (self.proc.stdin, self.proc.stdout):
             try:
                 f.close()

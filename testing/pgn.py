@@ -15,6 +15,10 @@ from .config import PgnOptions
 from .game import PGN_TERMINATION, GameRecord, MoveInfo
 
 LINE_WIDTH = 80
+# the comment's extras in order: (PgnOptions switch and MoveInfo field, its text)
+_EXTRAS = (("nodes", "n={}".format), ("seldepth", "sd={}".format), ("nps", "nps={}".format),
+           ("hashfull", "hashfull={}".format), ("tbhits", "tbhits={}".format),
+           ("timeleft", "tl={:.3f}s".format), ("latency", lambda v: f"latency={v * 1000:.0f}ms"))
 
 
 def move_comment(info: MoveInfo, opts: PgnOptions | None = None) -> str:
@@ -31,21 +35,8 @@ def move_comment(info: MoveInfo, opts: PgnOptions | None = None) -> str:
     text = t if score is None else f"{score}/{info.depth if info.depth is not None else 0} {t}"
     if opts is None:
         return text
-    extras = []
-    if opts.nodes and info.nodes is not None:
-        extras.append(f"n={info.nodes}")
-    if opts.seldepth and info.seldepth is not None:
-        extras.append(f"sd={info.seldepth}")
-    if opts.nps and info.nps is not None:
-        extras.append(f"nps={info.nps}")
-    if opts.hashfull and info.hashfull is not None:
-        extras.append(f"hashfull={info.hashfull}")
-    if opts.tbhits and info.tbhits is not None:
-        extras.append(f"tbhits={info.tbhits}")
-    if opts.timeleft and info.timeleft is not None:
-        extras.append(f"tl={info.timeleft:.3f}s")
-    if opts.latency and info.latency is not None:
-        extras.append(f"latency={info.latency * 1000:.0f}ms")
+    extras = [fmt(getattr(info, name)) for name, fmt in _EXTRAS
+              if getattr(opts, name) and getattr(info, name) is not None]
     if opts.pv and info.pv:
         extras.append(f'pv="{info.pv}"')
     return ", ".join([text, *extras])

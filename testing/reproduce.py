@@ -219,15 +219,21 @@ class _Replay:
         return False
 
     # -- the protocols --------------------------------------------------------
-    def run_uci(self) -> Finding:
+    def _after_handshake(self, hello: str, last: str, past: bool) -> int:
+        """The first event to replay: after the handshake that start() has done already (from
+        `hello` to `last`, and `last` itself when `past`), when the transcript opens with it."""
         events = self.events
         first = 0
-        if events and events[0] == (">", "uci"):  # the handshake, done by start() already
-            while first < len(events) and events[first] != (">", "isready"):
+        if events and events[0] == (">", hello):
+            while first < len(events) and events[first] != (">", last):
                 first += 1
-            first += 1
-        board = self.start.copy()
-        pondering = False
+            first += past
+        return first
+
+    def _sent(self, first: int):
+        """(index, line, command) of each GUI line of the transcript from event `first` on,
+        sent to the engine as it is yielded; the replay stops before `quit`."""
+        events = self.events
         for k in range(first, len(events)):
             d, line = events[k]
             if d != ">":
@@ -236,6 +242,13 @@ class _Replay:
             if cmd == "quit":
                 break
             self.p.send(line + "\n")
+            yield k, line, cmd
+
+    def run_uci(self) -> Finding:
+        first = self._after_handshake("uci", "isready", past=True)
+        board = self.start.copy()
+        pondering = False
+        for k, line, cmd in self._sent(first):
             if cmd == "position":
                 board = _uci_board(line, self.start.chess960)
             elif cmd == "isready":
@@ -262,24 +275,13 @@ class _Replay:
         return self.f
 
     def run_xboard(self) -> Finding:
-        events = self.events
-        first = 0
-        if events and events[0] == (">", "xboard"):  # the handshake, done by start() already
-            while first < len(events) and events[first] != (">", "new"):
-                first += 1
+        first = self._after_handshake("xboard", "new", past=False)
         board = self.start.copy()
         force = False
         timed = False
         own = st = 0.0
         editing = False
-        for k in range(first, len(events)):
-            d, line = events[k]
-            if d != ">":
-                continue
-            cmd = line.split(" ", 1)[0]
-            if cmd == "quit":
-                break
-            self.p.send(line + "\n")
+        for k, line, cmd in self._sent(first):
             if editing:
                 editing = line != "."
                 continue

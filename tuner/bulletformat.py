@@ -14,17 +14,14 @@ import os
 
 import numpy as np
 
+from tuner.bfkernels import KING, MAX_PIECES, RECORD_SIZE, THEIRS
 from tuner.records import Record, check_score
 
-RECORD_SIZE = 32
 DTYPE = np.dtype([("occ", "<u8"), ("pcs", "u1", (16,)), ("score", "<i2"), ("result", "u1"),
                   ("ksq", "u1"), ("opp_ksq", "u1"), ("extra", "u1", (3,))])
 assert DTYPE.itemsize == RECORD_SIZE
 KINDS = "pnbrqk"
-KING = 5
-THEIRS = 8  # the colour bit of a nibble: set for the side not to move
 FLIP = 56  # square ^ FLIP mirrors the board top to bottom
-MAX_PIECES = 32
 CHUNK = 1 << 16  # records a read
 TEXT_CHUNK = 1 << 24  # bytes of text a kernel call parses
 
@@ -69,8 +66,9 @@ def encode(fen: str, score: int, result: float) -> np.ndarray:
             ksq = sq
         elif nib == THEIRS | KING:
             opp_ksq = sq ^ FLIP
-    if ksq is None or opp_ksq is None:
-        raise BulletFormatError(f"a king is missing in {fen!r}")
+    kings = [nib for _, nib in pieces if nib & 7 == KING]
+    if sorted(kings) != [KING, THEIRS | KING]:
+        raise BulletFormatError(f"a king missing or doubled in {fen!r}")
     rec["occ"] = occ
     rec["score"] = -check_score(score) if black else check_score(score)
     wdl = round(2 * result)
@@ -81,7 +79,8 @@ def encode(fen: str, score: int, result: float) -> np.ndarray:
 
 
 def decode(rec) -> Record:
-    """The Record of one record: the side to move as White, its score and result."""
+    """The Record of one record (checked: `load_bf`'s kernel): the side to move as White, its
+    score and result."""
     occ = int(rec["occ"])
     pcs = rec["pcs"]
     board = [None] * 64
@@ -89,12 +88,8 @@ def decode(rec) -> Record:
     while occ:
         sq = (occ & -occ).bit_length() - 1
         occ &= occ - 1
-        if i >= MAX_PIECES:
-            raise BulletFormatError("more than 32 pieces")
         nib = (int(pcs[i // 2]) >> (4 * (i & 1))) & 15
         kind = nib & 7
-        if kind > KING:
-            raise BulletFormatError(f"bad piece nibble {nib}")
         board[sq] = KINDS[kind] if nib & THEIRS else KINDS[kind].upper()
         i += 1
     rows = []
@@ -108,26 +103,56 @@ def decode(rec) -> Record:
             row += (str(empty) if empty else "") + p
             empty = 0
         rows.append(row + (str(empty) if empty else ""))
-    result = int(rec["result"])
-    if result > 2:
-        raise BulletFormatError(f"bad result {result}")
-    return Record("/".join(rows) + " w - - 0 1", int(rec["score"]), result / 2)
+    return Record("/".join(rows) + " w - - 0 1", int(rec["score"]), int(rec["result"]) / 2)
 
 
-def read_bf(path):
-    """The records of a .bf file, in order; BulletFormatError names a bad file or record."""
+def _check(path, boards, first: int = 0) -> None:
+    """BulletFormatError naming the file and the first bad record of `boards` (uint8 [n, 32],
+    record `first` of the file onwards), if there is one."""
+    from tuner.bfkernels import ERRORS, check_records
+
+    info = np.zeros(2, dtype=np.int64)
+    check_records(boards, info)
+    if info[0] >= 0:
+        j = first + int(info[0])
+        raise BulletFormatError(f"{path}: record {j + 1} (byte {j * RECORD_SIZE}): "
+                                f"{ERRORS[int(info[1])]}")
+
+
+def _size(path) -> int:
     size = os.path.getsize(path)
     if size % RECORD_SIZE:
         raise BulletFormatError(f"{path}: {size} bytes, not a whole number of "
                                 f"{RECORD_SIZE}-byte records")
+    return size
+
+
+def load_bf(path) -> np.ndarray:
+    """The records of a .bf file as uint8 [n, 32], checked; BulletFormatError names a bad file
+    or record."""
+    _size(path)
+    boards = np.fromfile(path, dtype=np.uint8).reshape(-1, RECORD_SIZE)
+    _check(path, boards)
+    return boards
+
+
+def save_bf(boards, path) -> None:
+    """Write records (uint8 [n, 32] or DTYPE) as a .bf file, atomically (a temporary file
+    renamed)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    np.ascontiguousarray(boards).tofile(tmp)
+    os.replace(tmp, path)
+
+
+def read_bf(path):
+    """The Records of a .bf file, in order; BulletFormatError names a bad file or record."""
+    size = _size(path)
     data = np.memmap(path, dtype=DTYPE, mode="r") if size else np.zeros(0, DTYPE)
     for start in range(0, len(data), CHUNK):
         chunk = np.array(data[start:start + CHUNK])
-        for k, rec in enumerate(chunk):
-            try:
-                yield decode(rec)
-            except BulletFormatError as e:
-                raise BulletFormatError(f"{path}: record {start + k}: {e}") from None
+        _check(path, chunk.view(np.uint8).reshape(-1, RECORD_SIZE), start)
+        for rec in chunk:
+            yield decode(rec)
 
 
 class BfWriter:
@@ -159,15 +184,20 @@ class BfWriter:
         self.close()
 
 
-def encode_text(path, chunk_bytes: int = TEXT_CHUNK):
+def encode_text(path, chunk_bytes: int = TEXT_CHUNK, progress: bool = False):
     """The records of a bullet text file, a numpy array of DTYPE a chunk, parsed by the
-    `tuner.bfkernels` kernel (the same mapping as `encode`); BulletFormatError names the file
-    and line of a bad one."""
+    `tuner.bfkernels` kernel (the same mapping as `encode`; blank lines and '#' comments
+    skipped); BulletFormatError names the file and line of a bad one."""
+    from tqdm import tqdm
+
     from tuner.bfkernels import ERRORS, OK, encode_lines
 
     line0 = 1
     rest = b""
-    with open(path, "rb") as f:
+    info = np.zeros(5, dtype=np.int64)
+    with open(path, "rb") as f, tqdm(total=os.path.getsize(path), unit="B", unit_scale=True,
+                                      leave=False, desc=f"parsing {os.path.basename(path)}",
+                                      disable=not progress) as bar:
         while True:
             block = f.read(chunk_bytes)
             data = rest + block
@@ -182,12 +212,15 @@ def encode_text(path, chunk_bytes: int = TEXT_CHUNK):
             if not data:
                 break
             buf = np.frombuffer(data, dtype=np.uint8)
-            lines = int(np.count_nonzero(buf == 10)) + (0 if data.endswith(b"\n") else 1)
-            out = np.zeros((lines, RECORD_SIZE), dtype=np.uint8)
-            n, err, bad = encode_lines(buf, out)
-            if err != OK:
-                raise BulletFormatError(f"{path}:{line0 + bad}: {ERRORS[err]}")
+            out = np.empty((len(buf) // 16 + 1, RECORD_SIZE), dtype=np.uint8)
+            encode_lines(buf, out, info)
+            if info[1] != OK:
+                text = data[info[3]:info[4]].decode("utf-8", "replace").strip()
+                raise BulletFormatError(f"{path}:{line0 + info[2]}: {ERRORS[int(info[1])]}: "
+                                        f"{text[:100]!r}")
+            n = int(info[0])
             yield out[:n].view(DTYPE).reshape(n)
-            line0 += lines
+            line0 += int(info[2])
+            bar.update(len(block))
             if not block:
                 break

@@ -10,8 +10,9 @@ import os
 
 from tuner.records import RESULT_TEXT, Record, check_score
 
-RESULTS = {"1.0": 1.0, "0.5": 0.5, "0.0": 0.0, "1": 1.0, "0": 0.0, "1/2": 0.5,
-           "[1.0]": 1.0, "[0.5]": 0.5, "[0.0]": 0.0}
+# the result spellings read (also in [ ]), as `tuner.bfkernels`' kernel reads them
+RESULTS = {"1.0": 1.0, "0.5": 0.5, "0.0": 0.0, "1": 1.0, "0": 0.0, "1/2": 0.5, "1-0": 1.0,
+           "0-1": 0.0, "1/2-1/2": 0.5}
 
 
 class TextFormatError(ValueError):
@@ -44,7 +45,8 @@ def parse_line(line: str) -> tuple[str, int, float]:
         score = int(parts[1])
     except ValueError:
         raise ValueError(f"bad score {parts[1].strip()!r}") from None
-    result = RESULTS.get(parts[2].strip())
+    word = parts[2].strip()
+    result = RESULTS.get(word[1:-1] if word[:1] == "[" and word[-1:] == "]" else word)
     if result is None:
         raise ValueError(f"bad result {parts[2].strip()!r}")
     return fen, check_score(score), result
@@ -56,14 +58,15 @@ def parse_side(line: str) -> tuple[int, int, str]:
 
 
 def read_text(path, side: bool = True):
-    """Records of a text file, with move, ply and game from its side record when there is one
-    (and `side`). TextFormatError names the file and line of a bad one."""
+    """Records of a text file (blank lines and '#' comments skipped), with move, ply and game
+    from its side record when there is one (and `side`). TextFormatError names the file and
+    line of a bad one."""
     sp = side_path(path)
     sf = open(sp, encoding="utf-8") if side and os.path.exists(sp) else None
     try:
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
-                if not line.strip():
+                if not line.strip() or line.lstrip().startswith("#"):
                     continue
                 try:
                     fen, score, result = parse_line(line)

@@ -186,31 +186,35 @@ def _weights(W):
     return P.default_weights() if W is None else W
 
 
-def cmd_k(args):
-    import numpy as np
-
-    from tuner.error import Scorer, error, fit_k
-
-    W = _weights(check_params_file(args.params))
-    ps = _load_set(args)
-    sc = Scorer(args.threads)
-    t = time.time()
-    q, _ = sc.qsearch_scores(W, ps.rows)
-    K = fit_k(q, ps.results)
-    print(f"K = {K:.6f}  E = {error(q, ps.results, K):.8f}  ({len(ps)} positions, "
-          f"{time.time() - t:.1f} s, mean |q| {np.mean(np.abs(q)):.1f} cp)")
-    return 0
-
-
-def cmd_error(args):
-    from tuner.error import Scorer, error, fit_k
+def _qsearch_scores(args):
+    """The weights of -params, the set, its scorer, and the set's quiescence scores, leaves
+    and seconds taken: what `k` and `error` start from."""
+    from tuner.error import Scorer
 
     W = _weights(check_params_file(args.params))
     ps = _load_set(args)
     sc = Scorer(args.threads)
     t = time.time()
     q, leaves = sc.qsearch_scores(W, ps.rows)
-    tq = time.time() - t
+    return W, ps, sc, q, leaves, time.time() - t
+
+
+def cmd_k(args):
+    import numpy as np
+
+    from tuner.error import error, fit_k
+
+    _, ps, _, q, _, seconds = _qsearch_scores(args)
+    K = fit_k(q, ps.results)
+    print(f"K = {K:.6f}  E = {error(q, ps.results, K):.8f}  ({len(ps)} positions, "
+          f"{seconds:.1f} s, mean |q| {np.mean(np.abs(q)):.1f} cp)")
+    return 0
+
+
+def cmd_error(args):
+    from tuner.error import error, fit_k
+
+    W, ps, sc, q, leaves, tq = _qsearch_scores(args)
     K = args.k or fit_k(q, ps.results)
     print(f"K = {K:.6f}")
     print(f"E qsearch = {error(q, ps.results, K):.8f}  ({tq:.2f} s, {len(ps) / tq:.0f} pos/s)")

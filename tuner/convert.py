@@ -84,35 +84,28 @@ def kind(path) -> str:
     return ext
 
 
+def _io(ext):
+    """(reader, writer class) of a format, by extension."""
+    if ext == ".txt":
+        from tuner.bullettext import TextWriter, read_text
+
+        return read_text, TextWriter
+    if ext == ".bf":
+        from tuner.bulletformat import BfWriter, read_bf
+
+        return read_bf, BfWriter
+    from tuner.epdrecords import EpdWriter, read_epd
+
+    return read_epd, EpdWriter
+
+
 def read_records(path):
     """The records of a data file in any of the formats, in order."""
-    ext = kind(path)
-    if ext == ".txt":
-        from tuner.bullettext import read_text
-
-        return read_text(path)
-    if ext == ".bf":
-        from tuner.bulletformat import read_bf
-
-        return read_bf(path)
-    from tuner.epdrecords import read_epd
-
-    return read_epd(path)
+    return _io(kind(path))[0](path)
 
 
 def open_writer(path):
-    ext = kind(path)
-    if ext == ".txt":
-        from tuner.bullettext import TextWriter
-
-        return TextWriter(path)
-    if ext == ".bf":
-        from tuner.bulletformat import BfWriter
-
-        return BfWriter(path)
-    from tuner.epdrecords import EpdWriter
-
-    return EpdWriter(path)
+    return _io(kind(path))[1](path)
 
 
 def _keep(r: Record, f: Filters, seen: set, stats: ConvertStats, src) -> bool:

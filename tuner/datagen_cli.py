@@ -44,39 +44,34 @@ def build_parser():
     def flag(name, **kw):
         ap.add_argument(f"-{name}", f"--{name}", **kw)
 
+    def number(name, metavar, text, attr=None):
+        """An integer flag defaulting to the config's field (`name` with '_' for '-')."""
+        default = getattr(d, attr or name.replace("-", "_"))
+        flag(name, metavar=metavar, type=int, default=default,
+             help=f"{text} (default {default})")
+
     ap.add_argument("-dir", "--dir", "-rundir", "--rundir", dest="dir", default="",
                     help="a new run directory")
     flag("resume", default="", metavar="DIR", help="continue the run in DIR (its settings)")
     flag("games", metavar="N", type=int, default=None, help=f"games in the run (default {d.games})")
-    flag("nodes", metavar="N", type=int, default=d.nodes,
-         help=f"nodes a move, a hard limit (default {d.nodes})")
-    flag("random-plies", metavar="K", type=int, default=d.random_plies,
-         help=f"random legal plies at the start (default {d.random_plies})")
+    number("nodes", "N", "nodes a move, a hard limit")
+    number("random-plies", "K", "random legal plies at the start")
     flag("openings", metavar="FILE", default="",
          help="a book (EPD/FEN lines or PGN) to start from, then -random-plies random plies")
     flag("concurrency", metavar="C", type=int, default=1,
          help="processes playing games (default 1)")
-    flag("seed", metavar="S", type=int, default=d.seed, help=f"the run's seed (default {d.seed})")
+    number("seed", "S", "the run's seed")
     flag("tb", default="", metavar="PATH", help="Syzygy directories: adjudicate the "
                                                "positions the tables hold")
-    flag("hash", metavar="MB", type=int, default=d.hash_mb,
-         help=f"MB a side's hash (default {d.hash_mb})")
-    flag("start-nodes", metavar="N", type=int, default=d.start_nodes,
-         help=f"nodes of the search that vets a start (default {d.start_nodes})")
-    flag("start-bound", metavar="CP", type=int, default=d.start_bound,
-         help=f"skip starts scored beyond this, cp (default {d.start_bound})")
-    flag("win-score", type=int, default=d.win_score, metavar="CP",
-         help=f"a win once White's score stays beyond +/-CP ... (default {d.win_score})")
-    flag("win-plies", type=int, default=d.win_plies, metavar="N",
-         help=f"... for N plies in a row (default {d.win_plies})")
-    flag("draw-ply", type=int, default=d.draw_ply, metavar="PLY",
-         help=f"a draw from ply PLY on ... (default {d.draw_ply})")
-    flag("draw-score", type=int, default=d.draw_score, metavar="CP",
-         help=f"... once |score| stays within CP ... (default {d.draw_score})")
-    flag("draw-plies", type=int, default=d.draw_plies, metavar="N",
-         help=f"... for N plies in a row (default {d.draw_plies})")
-    flag("max-plies", type=int, default=d.max_plies, metavar="PLY",
-         help=f"a draw when the game reaches ply PLY (default {d.max_plies})")
+    number("hash", "MB", "MB a side's hash", "hash_mb")
+    number("start-nodes", "N", "nodes of the search that vets a start")
+    number("start-bound", "CP", "skip starts scored beyond this, cp")
+    number("win-score", "CP", "a win once White's score stays beyond +/-CP ...")
+    number("win-plies", "N", "... for N plies in a row")
+    number("draw-ply", "PLY", "a draw from ply PLY on ...")
+    number("draw-score", "CP", "... once |score| stays within CP ...")
+    number("draw-plies", "N", "... for N plies in a row")
+    number("max-plies", "PLY", "a draw when the game reaches ply PLY")
     flag("quiet", action="store_true", help="no progress bar")
     return ap
 

@@ -400,14 +400,15 @@ def main(argv=None, gui=None):
     return EXIT_USAGE
 
 
-def _entry():
-    """Console-script entry: a closed pipe (`wasp perft ... | head`) is not an error."""
+def entry(run=None) -> int:
+    """Console-script entry of `run` (default `main`): a closed pipe (`wasp perft ... | head`)
+    is not an error."""
     try:
-        return main()
+        return (run or main)()
     except BrokenPipeError:
         sys.stderr.close()
         return 0
 
 
 if __name__ == "__main__":
-    sys.exit(_entry())
+    sys.exit(entry())

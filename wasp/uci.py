@@ -19,6 +19,7 @@ import time
 from collections import deque
 
 from wasp.engine import ENGINE_AUTHOR, ENGINE_NAME, Engine, parse_bool, score_uci
+from wasp.protocol import GuiOutput
 
 LOG_FILE = "wasp.log"
 GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes",
@@ -48,15 +49,13 @@ class _Await:
         self.thread = thread
 
 
-class UciEngine:
+class UciEngine(GuiOutput):
     """UCI in, UCI out, over one Engine."""
 
     def __init__(self, out=None):
-        self.out = out or sys.stdout
-        self.lock = threading.Lock()
+        super().__init__(out)
         self.engine = Engine()
         self.debug = False
-        self.log = None
         self._cv = threading.Condition()
         self._queue = deque()  # commands (and the QUIT/END markers) in the order read
         self._owner = None  # who runs commands now: None, READER, or EXECUTOR (a search
@@ -66,25 +65,7 @@ class UciEngine:
         self._ending = None  # QUIT or END once read
         self._executor = None
 
-    # -- output --------------------------------------------------------------------------
-    def send(self, text: str) -> None:
-        with self.lock:
-            try:
-                self.out.write(text + "\n")
-                self.out.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                pass
-            if self.log is not None:
-                for line in text.split("\n"):
-                    self._log(">> " + line)
-
-    def _log(self, text: str) -> None:
-        try:
-            self.log.write(f"{time.strftime('%H:%M:%S')} {text}\n")
-            self.log.flush()
-        except (OSError, ValueError):
-            pass
-
+    # -- output (send: GuiOutput) ----------------------------------------------------------
     def info_string(self, text: str) -> None:
         self.send("info string " + text.replace("\n", " "))
 
@@ -96,9 +77,7 @@ class UciEngine:
         here, at once; everything else runs in order in the executor thread, each command
         after the previous search has reported (so an `isready` after a `setoption` still
         answers once the option is set)."""
-        if self.log is not None:
-            with self.lock:
-                self._log("<< " + line)
+        self.log_in(line)
         tokens = line.split()
         if not tokens:
             return True
@@ -248,13 +227,18 @@ class UciEngine:
         if name.lower() == "log":
             self._set_log(parse_bool(value))
             return
+        self._apply(lambda: self.engine.set_option(name, value), "error: {}; option unchanged")
+
+    def _apply(self, change, unchanged: str) -> None:
+        """Run `change` (an Engine call that returns a note or None) and tell its note, or the
+        ValueError it raised through the `unchanged` template, as an info string."""
         try:
-            message = self.engine.set_option(name, value)
+            note = change()
         except ValueError as exc:
-            self.info_string(f"error: {exc}; option unchanged")
+            self.info_string(unchanged.format(exc))
             return
-        if message:
-            self.info_string(message)
+        if note:
+            self.info_string(note)
 
     def _set_log(self, on: bool) -> None:
         if on and self.log is None:
@@ -280,13 +264,8 @@ class UciEngine:
         else:
             raise ValueError(f"position: expected startpos or fen, got {args[0]!r}")
         self.engine.abandon()
-        try:
-            warning = self.engine.set_position(fen, moves)
-        except ValueError as exc:
-            self.info_string(f"bad FEN, position unchanged: {exc}")
-            return
-        if warning:
-            self.info_string(warning)
+        self._apply(lambda: self.engine.set_position(fen, moves),
+                    "bad FEN, position unchanged: {}")
 
     def cmd_go(self, args):
         go_time = time.monotonic()  # the budget runs from here: the GUI's clock already does
@@ -381,16 +360,7 @@ COMMANDS = {
 def main(lines=None) -> int:
     """Run UCI on stdin (or the given lines); returns the exit code. The protocol switch to
     xboard happens in `wasp.cli`, which reads the first word."""
-    engine = UciEngine()
-    try:
-        for line in lines if lines is not None else sys.stdin:
-            if not engine.handle(line):
-                break
-        else:
-            engine.finish()
-    except KeyboardInterrupt:
-        engine.engine.abandon()
-    return 0
+    return UciEngine().serve(lines)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import threading
 import time
 
 from wasp.engine import ENGINE_NAME, HASH_MAX, Engine, score_xboard
+from wasp.protocol import GuiOutput
 from wasp.types import FLAG_CASTLE, MOVE_TO_SHIFT
 
 # Options that CECP has commands of its own for (hard/easy, memory, cores).
@@ -27,12 +28,11 @@ def post_line(line) -> str:
             f"{' '.join(line.pv)}")
 
 
-class XboardEngine:
+class XboardEngine(GuiOutput):
     """CECP in, CECP out, over one Engine."""
 
     def __init__(self, out=None):
-        self.out = out or sys.stdout
-        self.lock = threading.Lock()
+        super().__init__(out)
         self.engine = Engine()
         self.force = False
         self.engine_side = 1  # black after `new`
@@ -52,14 +52,6 @@ class XboardEngine:
         self.pong_lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------------
-    def send(self, text: str) -> None:
-        with self.lock:
-            try:
-                self.out.write(text + "\n")
-                self.out.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                pass
-
     def error(self, kind: str, line: str) -> None:
         self.send(f"Error ({kind}): {line.strip()[:120]}")
 
@@ -439,16 +431,9 @@ def main(lines=None) -> int:
     """Run the protocol on stdin (or the given lines)."""
     engine = XboardEngine()
     try:
-        for line in lines if lines is not None else sys.stdin:
-            if not engine.handle(line):
-                break
-        else:
-            engine.finish()
-    except KeyboardInterrupt:
-        pass
+        return engine.serve(lines)
     finally:
         engine.engine.abandon()
-    return 0
 
 
 if __name__ == "__main__":

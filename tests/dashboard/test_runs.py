@@ -20,6 +20,7 @@ from dashboard.runs import RunError, Runs
 from dashboard.server import DashboardServer
 from tests.conftest import DATA, ROOT
 from tests.testing.conftest import EPD, fake_engine
+from tests.wasp.test_gui import serving
 from wasp.gui import BoardServer
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -54,13 +55,8 @@ def runs_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(runs_root):
-    srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(10)
+    with serving(DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))) as srv:
+        yield srv
 
 
 def get(srv, path, **query):
@@ -274,15 +270,9 @@ def test_a_port_in_use_is_a_message_not_a_traceback(tmp_path):
 
 
 def test_without_runs_the_endpoints_say_how_to_get_them():
-    srv = BoardServer("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(BoardServer("127.0.0.1", 0)) as srv:
         code, data = get(srv, "/api/runs")
         assert code == 404 and "--runs DIR" in data["error"]
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def test_a_missing_runs_directory_is_an_error(tmp_path):
@@ -316,13 +306,11 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
     """A match playing in the background appears in the list, its page counts games as they
     finish without a reload, a click on a game puts its moves on the board; the SPSA and
     tuning pages draw their plots. Screenshots go to test-artifacts/."""
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    from tests.wasp.test_gui import _chrome
+    from tests.wasp.test_gui import browser
 
-    driver = _chrome(tmp_path)
+    driver, wait, css = browser(tmp_path, 180, 0.2)
     live = runs_root / "live"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     # Wasp-Py against itself at a few thousand nodes: a game every few seconds
@@ -335,13 +323,6 @@ def test_a_live_match_in_headless_chromium(runs_root, tmp_path):
     srv = DashboardServer("127.0.0.1", 0, runs_dir=str(runs_root))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
-    wait = WebDriverWait(driver, 180, poll_frequency=0.2,
-                         ignored_exceptions=(StaleElementReferenceException,))
-    ARTIFACTS.mkdir(exist_ok=True)
-
-    def css(selector):
-        return driver.find_element(By.CSS_SELECTOR, selector)
-
     def games_count():
         return driver.execute_script("const e = document.getElementById('games-count');"
                                      "return e ? Number(e.textContent) : -1;")

@@ -23,17 +23,19 @@ def fake_engine(name: str, *extra: str) -> list[str]:
     return tokens
 
 
+def installed_engine(name: str) -> str:
+    """The path of an installed engine; the test is skipped when there is none."""
+    path = find_engine(name)
+    if path is None:
+        pytest.skip(f"{name} not installed")
+    return path
+
+
 @pytest.fixture
 def stockfish():
-    path = find_engine("stockfish")
-    if path is None:
-        pytest.skip("stockfish not installed")
-    return path
+    return installed_engine("stockfish")
 
 
 @pytest.fixture
 def fairymax():
-    path = find_engine("fairymax")
-    if path is None:
-        pytest.skip("fairymax not installed")
-    return path
+    return installed_engine("fairymax")

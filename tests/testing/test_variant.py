@@ -213,11 +213,9 @@ def test_cutechess_cli_plays_the_shipped_dfrc_book(stockfish, tmp_path):
     Debian has no package; build it from its source)."""
     import subprocess
 
-    from .conftest import find_engine
+    from .conftest import installed_engine
 
-    cutechess = find_engine("cutechess-cli")
-    if cutechess is None:
-        pytest.skip("cutechess-cli not installed")
+    cutechess = installed_engine("cutechess-cli")
     pgn = tmp_path / "cc.pgn"
     subprocess.run([cutechess, "-engine", f"cmd={stockfish}", "name=sf1", "-engine",
                     f"cmd={stockfish}", "name=sf2", "-each", "proto=uci", "tc=inf",

@@ -199,11 +199,14 @@ def test_the_kernel_and_the_python_encoder_agree(tmp_path):
     extra = ["8/8/8/8/8/8/k7/K7 b - - 0 1 | -7 | 1",
              "8/8/8/8/8/8/k7/K7 w - - 0 1 |  +12  |  [0.5]  ",
              "8/8/8/8/8/8/k7/K7 b - - 0 1|32767|1/2",
-             "8/8/8/8/8/8/k7/K7 w - - 0 1 | -32768 | [0.0]"]
+             "8/8/8/8/8/8/k7/K7 w - - 0 1 | -32768 | [0.0]",
+             "8/8/8/8/8/8/k7/K7 b - - 0 1\t| 5 | 1-0",
+             "8/8/8/8/8/8/k7/K7 w - - 0 1 | 5 | [0-1]",
+             "8/8/8/8/8/8/k7/K7 b - - 0 1 | 5 | 1/2-1/2"]
     lines = LINES + extra
     path = tmp_path / "k.txt"
-    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]))  # a blank line; no
-    # final newline
+    path.write_text("\n".join(lines[:5]) + "\n\n  # a comment\n" + "\n".join(lines[5:]))
+    # a blank line, a comment; no final newline
     got = np.concatenate(list(encode_text(path, chunk_bytes=50)))
     from tuner.bullettext import parse_line
 
@@ -216,6 +219,8 @@ def test_the_kernel_and_the_python_encoder_agree(tmp_path):
     ("8/8/8/8/8/8/k7/K7 w - - 0 1 | 1 | 2.0", "bad result"),
     ("8/8/8/8/8/8/k7/K6 w - - 0 1 | 1 | 1.0", "bad FEN"),
     ("8/8/8/8/8/8/k7/8 w - - 0 1 | 1 | 1.0", "king missing"),
+    ("8/8/8/8/8/8/k7/KK6 w - - 0 1 | 1 | 1.0", "doubled"),
+    ("8/8/8/8/8/8/k7/K7 w - - 0 1 | 1 | 1.0 | 2", "not 'FEN | score | result'"),
     ("8/8/8/8/8/8/k7/K7 x - - 0 1 | 1 | 1.0", "side to move"),
     ("8/8/8/8/8/8/k7/K7 w - - 0 1 | 1", "not 'FEN | score | result'"),
 ])

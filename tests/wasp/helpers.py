@@ -1,8 +1,10 @@
 """Positions for the property tests (random legal play from the sampled openings), and the
-clock referee's allowance for CPU the host withheld (steal, other busy processes)."""
+clock referee's allowance for CPU the host withheld (steal, other busy processes), and an
+output stream to run a protocol engine on."""
 
 import os
 import random
+import threading
 import time
 
 import chess
@@ -144,3 +146,23 @@ class Charge:
     @property
     def seconds(self) -> float:
         return self.stop()
+
+
+class Output:
+    """An output stream for a protocol engine under test: keeps whole lines (under a lock: the
+    engine writes from its threads); `seen` is set when a written line starts with `mark`."""
+
+    def __init__(self, mark=None):
+        self.lines = []
+        self.lock = threading.Lock()
+        self.mark = mark
+        self.seen = threading.Event()
+
+    def write(self, text):
+        with self.lock:
+            self.lines.extend(text.splitlines())
+        if self.mark is not None and text.startswith(self.mark):
+            self.seen.set()
+
+    def flush(self):
+        pass

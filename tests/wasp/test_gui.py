@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 
 import chess
 import chess.pgn
@@ -30,18 +31,26 @@ PROMOTION_FEN = "4k3/1P6/8/8/8/8/5PPP/6K1 w - - 0 1"
 # -- a server on an ephemeral port, and requests to it ----------------------------------------
 
 
+@contextmanager
+def serving(srv):
+    """`srv` (an HTTP server) serving from a thread for the with-block, then shut down."""
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(10)
+
+
 @pytest.fixture(scope="module")
 def server():
     from wasp.warmup import warmup
 
     warmup()
-    srv = BoardServer("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(10)
+    with serving(BoardServer("127.0.0.1", 0)) as srv:
+        yield srv
 
 
 def call(srv, method, path, body=None, raw=None, headers=None):
@@ -435,21 +444,29 @@ def _chrome(download_dir):
     return driver
 
 
-def test_a_game_in_headless_chromium(server, tmp_path):
-    """Click moves, promote, flip, let the engine answer, read its PV, save and parse the PGN."""
+def browser(download_dir, timeout, poll):
+    """A headless Chromium (`_chrome`), a wait of `timeout` s on it (polled every `poll` s,
+    stale elements ignored) and `css`, an element by selector; test-artifacts/ made for the
+    screenshots."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = _chrome(download_dir)
+    wait = WebDriverWait(driver, timeout, poll_frequency=poll,
+                         ignored_exceptions=(StaleElementReferenceException,))
+    ARTIFACTS.mkdir(exist_ok=True)
+    return driver, wait, lambda selector: driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def test_a_game_in_headless_chromium(server, tmp_path):
+    """Click moves, promote, flip, let the engine answer, read its PV, save and parse the PGN."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    driver = _chrome(downloads)
-    wait = WebDriverWait(driver, 120, poll_frequency=0.05,
-                         ignored_exceptions=(StaleElementReferenceException,))
-    ARTIFACTS.mkdir(exist_ok=True)
-
-    def css(selector):
-        return driver.find_element(By.CSS_SELECTOR, selector)
+    driver, wait, css = browser(downloads, 120, 0.05)
 
     def board_state():
         return driver.execute_script(

@@ -13,7 +13,7 @@ import chess
 import chess.engine
 import pytest
 
-from tests.wasp.helpers import Charge
+from tests.wasp.helpers import Charge, Output
 from wasp.searchparams import TECHNIQUES
 from wasp.uci import UciEngine
 
@@ -222,37 +222,21 @@ def test_in_process_fuzz_never_raises():
     e.handle("stop")
 
 
-class _Out:
-    """An output stream that notes when `bestmove` is written."""
-
-    def __init__(self):
-        self.lines = []
-        self.best = threading.Event()
-
-    def write(self, text):
-        self.lines.append(text)
-        if text.startswith("bestmove"):
-            self.best.set()
-
-    def flush(self):
-        pass
-
-
 @pytest.mark.parametrize("lag_ms", [0, 400])
 def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
     """A GUI that charges 400 ms more per move than the engine thought (a loaded machine)
     shows in the next clock; the engine keeps that lag in reserve from then on."""
-    out = _Out()
+    out = Output("bestmove")
     e = UciEngine(out=out)
     board = chess.Board()
     clock, inc = 20000.0, 100
     for _ in range(4):
         moves = " ".join(m.uci() for m in board.move_stack)
         e.handle(f"position startpos moves {moves}" if moves else "position startpos")
-        out.best.clear()
+        out.seen.clear()
         t0 = time.monotonic()
         e.handle(f"go wtime {int(clock)} btime 20000 winc {inc} binc {inc}")
-        assert out.best.wait(60)
+        assert out.seen.wait(60)
         clock -= (time.monotonic() - t0) * 1000 + lag_ms - inc
         board.push_uci(out.lines[-1].split()[1])
         board.push(sorted(board.legal_moves, key=lambda m: m.uci())[0])
@@ -367,10 +351,10 @@ def _search_report(e, out, *setup):
     """(nodes of the last depth-7 line, bestmove line) after the setup commands."""
     for line in ("ucinewgame", *setup):
         e.handle(line)
-    out.best.clear()
+    out.seen.clear()
     e.handle("position startpos moves e2e4")
     e.handle("go depth 7")
-    assert out.best.wait(120)
+    assert out.seen.wait(120)
     info = [ln for ln in out.lines if ln.startswith("info depth 7 ") and " pv " in ln][-1]
     return int(info.split(" nodes ")[1].split()[0]), out.lines[-1]
 
@@ -378,9 +362,9 @@ def _search_report(e, out, *setup):
 def test_uci_lists_every_search_parameter_as_a_spin():
     from wasp.searchparams import PARAMS
 
-    out = _Out()
+    out = Output("bestmove")
     UciEngine(out=out).handle("uci")
-    lines = "".join(out.lines).splitlines()
+    lines = out.lines
     for p in PARAMS:
         assert f"option name {p.name} type spin default {p.default} min {p.lo} max {p.hi}" \
             in lines
@@ -388,7 +372,7 @@ def test_uci_lists_every_search_parameter_as_a_spin():
 
 
 def test_eval_file_and_a_search_parameter_change_what_uci_reports(tmp_path):
-    out = _Out()
+    out = Output("bestmove")
     e = UciEngine(out=out)
     base = _search_report(e, out)
     original = _search_report(e, out, f"setoption name EvalFile value {ORIGINAL}")
@@ -404,7 +388,7 @@ def test_eval_file_and_a_search_parameter_change_what_uci_reports(tmp_path):
     n = len(out.lines)
     e.handle("setoption name RazorMargin1 value 99999")
     e.handle("setoption name Razormargin7 value 1")
-    said = "".join(out.lines[n:])
+    said = "\n".join(out.lines[n:])
     assert "RazorMargin1: 99999 is outside its range 0..1000" in said
     assert "unknown option: Razormargin7" in said
     assert _search_report(e, out) == from_file  # the refused values changed nothing
@@ -451,21 +435,6 @@ def test_uci_chess960_option_writes_castling_as_king_takes_rook():
 # -- piped scripts: one bestmove per go, in order -------------------------------------------
 
 
-class _Lines:
-    """An output stream keeping whole lines."""
-
-    def __init__(self):
-        self.lines = []
-        self.lock = threading.Lock()
-
-    def write(self, text):
-        with self.lock:
-            self.lines.extend(text.splitlines())
-
-    def flush(self):
-        pass
-
-
 def _boards_of_gos(script):
     """The position each `go` of `script` searches (python-chess boards), in order."""
     boards, board = [], chess.Board()
@@ -492,7 +461,7 @@ def _assert_one_legal_bestmove_per_go(script, lines):
 
 def _run_in_process(script, end="eof"):
     """Feed `script` as a reader would, then end the input (or `quit`); the output lines."""
-    out = _Lines()
+    out = Output()
     e = UciEngine(out=out)
     for line in script:
         assert e.handle(line) is True

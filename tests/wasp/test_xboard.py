@@ -12,7 +12,7 @@ import chess.engine
 import pytest
 
 from tests.conftest import ROOT
-from tests.wasp.helpers import Charge
+from tests.wasp.helpers import Charge, Output
 
 WASP_XBOARD = [sys.executable, "-m", "wasp.cli"]
 
@@ -180,31 +180,13 @@ def test_whole_games_against_fairymax():
         ours.quit()
 
 
-class _Out:
-    """An output stream that notes the engine's `move` lines."""
-
-    def __init__(self):
-        import threading
-
-        self.lines = []
-        self.moved = threading.Event()
-
-    def write(self, text):
-        self.lines.append(text)
-        if text.startswith("move "):
-            self.moved.set()
-
-    def flush(self):
-        pass
-
-
 @pytest.mark.parametrize("lag_ms", [0, 400])
 def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
     """As in UCI: a GUI charging 400 ms more per move than the engine thought shows in the
     next `time`; the engine keeps that lag in reserve."""
     from wasp.xboard import XboardEngine
 
-    out = _Out()
+    out = Output("move ")
     e = XboardEngine(out=out)
     for line in ("protover 2", "new", "level 0 1 0.1"):
         e.handle(line)
@@ -214,10 +196,10 @@ def test_time_lost_outside_the_search_is_learnt_from_the_clocks(lag_ms):
         board.push(sorted(board.legal_moves, key=lambda m: m.uci())[0])
         e.handle(f"time {int(clock) // 10}")
         e.handle("otim 6000")
-        out.moved.clear()
+        out.seen.clear()
         t0 = time.monotonic()
         e.handle(f"usermove {board.peek().uci()}")
-        assert out.moved.wait(60)
+        assert out.seen.wait(60)
         clock -= (time.monotonic() - t0) * 1000 + lag_ms - 100
         board.push_uci(out.lines[-1].split()[1])
     if lag_ms:

@@ -12,10 +12,10 @@ meanwhile (or the end of input) cancels it without its bestmove, as many engines
 """
 
 import argparse
-import sys
 import threading
 
 import chess
+from fakeio import commands, out, uci_board
 
 
 def main() -> None:
@@ -24,10 +24,6 @@ def main() -> None:
     fault = ap.parse_args().fault
     board = chess.Board()
     searching = False
-
-    def out(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
 
     def bestmove() -> None:
         moves = sorted(m.uci() for m in board.legal_moves)
@@ -42,10 +38,7 @@ def main() -> None:
 
     pending = None  # drops: the timer of the search under way
 
-    for line in sys.stdin:
-        tokens = line.split()
-        if not tokens:
-            continue
+    for tokens in commands():
         cmd = tokens[0]
         if fault == "drops" and pending is not None and cmd != "isready":
             pending.cancel()
@@ -66,12 +59,7 @@ def main() -> None:
             if fault != "noreadyok":
                 out("readyok")
         elif cmd == "position":
-            if tokens[1] == "startpos":
-                board, rest = chess.Board(), tokens[2:]
-            else:
-                board, rest = chess.Board(" ".join(tokens[2:8])), tokens[8:]
-            for m in rest[1:] if rest and rest[0] == "moves" else []:
-                board.push_uci(m)
+            board = uci_board(tokens)
         elif cmd == "go":
             if fault == "drops":
                 pending = threading.Timer(0.5 if "infinite" not in tokens else 3600, bestmove)

@@ -9,9 +9,9 @@ output past the ``sd`` depth, or silence when the GUI sends an illegal move.
 """
 
 import argparse
-import sys
 
 import chess
+from fakeio import commands, out
 
 
 def main() -> None:
@@ -22,10 +22,6 @@ def main() -> None:
     board = chess.Board()
     force = False
     depth_limit = None
-
-    def out(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
 
     def think_and_move() -> None:
         moves = sorted(m.uci() for m in board.legal_moves)
@@ -41,10 +37,7 @@ def main() -> None:
             board.push_uci(move)
         out(f"move {move}")
 
-    for line in sys.stdin:
-        tokens = line.split()
-        if not tokens:
-            continue
+    for tokens in commands():
         cmd, args = tokens[0], tokens[1:]
         if cmd == "protover":
             out('feature ping=1 setboard=1 usermove=1 sigint=0 sigterm=0 myname="broken"')

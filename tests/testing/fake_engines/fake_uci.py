@@ -27,6 +27,7 @@ import time
 import zlib
 
 import chess
+from fakeio import bestmove, commands, out, uci_position
 
 VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 
@@ -91,14 +92,7 @@ def main() -> None:
     played: list[str] = []
     gos = 0
 
-    def out(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-
-    for line in sys.stdin:
-        tokens = line.split()
-        if not tokens:
-            continue
+    for tokens in commands():
         cmd = tokens[0]
         if cmd == "uci":
             if args.fail == "nostart":
@@ -113,11 +107,7 @@ def main() -> None:
                 args.slowready = 0.0
             out("readyok")
         elif cmd == "position":
-            if tokens[1] == "startpos":
-                fen, rest = None, tokens[2:]
-            else:
-                fen, rest = " ".join(tokens[2:8]), tokens[8:]
-            moves = rest[1:] if rest and rest[0] == "moves" else []
+            fen, moves = uci_position(tokens)
             if fen != base_fen or moves[: len(played)] != played:
                 board = chess.Board(fen) if fen else chess.Board()
                 base_fen, played = fen, []
@@ -156,8 +146,7 @@ def main() -> None:
                 empty = [chess.square_name(s) for s in chess.SQUARES if board.piece_at(s) is None]
                 out(f"bestmove {empty[0]}{empty[1]}")
                 continue
-            out(f"info depth 1 score cp {material(board)} time 0 nodes 1 pv {move.uci()}")
-            out(f"bestmove {move.uci()}")
+            bestmove(move.uci(), material(board), " time 0")
         elif cmd == "quit":
             return
 

@@ -12,10 +12,10 @@ written O-O/O-O-O, gets ``Illegal move``.
 """
 
 import argparse
-import sys
 import zlib
 
 import chess
+from fakeio import commands, out
 
 
 def main() -> None:
@@ -27,10 +27,6 @@ def main() -> None:
     frc = False
     board = chess.Board()
     forced = True
-
-    def out(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
 
     def play() -> None:
         moves = sorted(board.legal_moves, key=lambda m: m.uci())
@@ -46,10 +42,7 @@ def main() -> None:
         out(f"move {text}")
         board.push(move)
 
-    for line in sys.stdin:
-        tokens = line.split()
-        if not tokens:
-            continue
+    for tokens in commands():
         cmd = tokens[0]
         if cmd == "protover":
             variants = "normal" if args.no_frc else "normal,fischerandom"

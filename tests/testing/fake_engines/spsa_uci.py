@@ -13,10 +13,10 @@ Also ``Other`` (spin 0..10, no effect) for the option list tests.
 """
 
 import argparse
-import sys
 import zlib
 
 import chess
+from fakeio import bestmove, commands, out, uci_board
 
 VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 
@@ -54,14 +54,7 @@ def main() -> None:
     board = chess.Board()
     knob = 0
 
-    def out(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-
-    for line in sys.stdin:
-        tokens = line.split()
-        if not tokens:
-            continue
+    for tokens in commands():
         cmd = tokens[0]
         if cmd == "uci":
             out("id name SpsaFake")
@@ -76,18 +69,12 @@ def main() -> None:
         elif cmd == "setoption" and len(tokens) >= 5 and tokens[2].lower() == "knob":
             knob = int(tokens[4])
         elif cmd == "position":
-            if tokens[1] == "startpos":
-                board, rest = chess.Board(), tokens[2:]
-            else:
-                board, rest = chess.Board(" ".join(tokens[2:8])), tokens[8:]
-            for m in rest[1:] if rest and rest[0] == "moves" else []:
-                board.push_uci(m)
+            board = uci_board(tokens)
         elif cmd == "go":
             move = choose(board, knob, args.best, args.spread)
             me = board.turn
             board.push(move)
-            out(f"info depth 1 score cp {material(board, me)} nodes 1 pv {move.uci()}")
-            out(f"bestmove {move.uci()}")
+            bestmove(move.uci(), material(board, me))
         elif cmd == "quit":
             return
 

@@ -88,13 +88,19 @@ def _positions(out):
             zip(rows, results, strict=True)]
 
 
-def test_relabel_gives_every_endgame_the_tables_result(tmp_path):
+def _tb_set(tmp_path, *flags):
+    """The set built from the endings with the tables and `flags`: (its directory, the game's
+    result of each FEN)."""
     pgn = tmp_path / "endings.pgn"
     _pgn(pgn)
     out = tmp_path / "set"
     assert data_main(["data", str(pgn), "-o", str(out), "-skip-plies", "0", "-no-quiet",
-                      "-tb", TABLES]) == 0
-    game = _game_results(pgn)
+                      "-tb", TABLES, *flags]) == 0
+    return out, _game_results(pgn)
+
+
+def test_relabel_gives_every_endgame_the_tables_result(tmp_path):
+    out, game = _tb_set(tmp_path)
     positions = _positions(out)
     relabelled = 0
     for fen, label in positions:
@@ -113,12 +119,7 @@ def test_relabel_gives_every_endgame_the_tables_result(tmp_path):
 
 
 def test_drop_keeps_only_endgames_whose_game_agrees_with_the_tables(tmp_path):
-    pgn = tmp_path / "endings.pgn"
-    _pgn(pgn)
-    out = tmp_path / "set"
-    assert data_main(["data", str(pgn), "-o", str(out), "-skip-plies", "0", "-no-quiet",
-                      "-tb", TABLES, "-tb-mode", "drop"]) == 0
-    game = _game_results(pgn)
+    out, game = _tb_set(tmp_path, "-tb-mode", "drop")
     positions = _positions(out)
     for fen, label in positions:
         assert label == game[fen]
@@ -131,12 +132,7 @@ def test_drop_keeps_only_endgames_whose_game_agrees_with_the_tables(tmp_path):
 
 
 def test_tb_pieces_limits_the_probes(tmp_path):
-    pgn = tmp_path / "endings.pgn"
-    _pgn(pgn)
-    out = tmp_path / "set"
-    assert data_main(["data", str(pgn), "-o", str(out), "-skip-plies", "0", "-no-quiet",
-                      "-tb", TABLES, "-tb-pieces", "3"]) == 0
-    game = _game_results(pgn)
+    out, game = _tb_set(tmp_path, "-tb-pieces", "3")
     for fen, label in _positions(out):
         board = chess.Board(fen)
         if chess.popcount(board.occupied) > 3:

@@ -59,6 +59,15 @@ def test_records_follow_bulletformat_layout(text_file):
     assert first == 3
 
 
+def test_records_are_the_bytes_of_datagens_encoder(text_file):
+    from tuner.bulletformat import encode
+    from tuner.bullettext import parse_line
+
+    want = [encode(*parse_line(f"{fen} | {score} | {result}")).tobytes()
+            for fen, score, result in LINES]
+    assert [rec.tobytes() for rec in D.parse_text(text_file)] == want
+
+
 def test_bf_round_trip_and_cache(tmp_path, text_file, monkeypatch):
     boards = D.parse_text(text_file)
     bf = tmp_path / "data.bf"
@@ -75,10 +84,10 @@ def test_bf_round_trip_and_cache(tmp_path, text_file, monkeypatch):
 
 
 @pytest.mark.parametrize("line, why", [
-    ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 10", "expected 'FEN | score | result'"),
+    ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 10", "not 'FEN | score | result'"),
     ("4k3/8/8/8/8/8/8/4K3 x - - 0 1 | 10 | 0.5", "side to move"),
-    ("4k3/8/8/8/8/8/4K3 w - - 0 1 | 10 | 0.5", "bad board field"),
-    ("4k3/9/8/8/8/8/8/4K3 w - - 0 1 | 10 | 0.5", "bad board field"),
+    ("4k3/8/8/8/8/8/4K3 w - - 0 1 | 10 | 0.5", "bad FEN board field"),
+    ("4k3/9/8/8/8/8/8/4K3 w - - 0 1 | 10 | 0.5", "bad FEN board field"),
     ("8/8/8/8/8/8/8/4K3 w - - 0 1 | 10 | 0.5", "not one king of each colour"),
     ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 1e3 | 0.5", "score"),
     ("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 40000 | 0.5", "score"),

@@ -111,7 +111,7 @@ def test_cli_bad_line_is_one_message_with_file_and_line(tmp_path, capsys):
     code = wasp_tune(["nnue", "train", str(data), "-o", str(tmp_path / "n.nnue"), "-quiet"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1
-    assert err[0].startswith(f"wasp-tune nnue train: error: {data}:2: score")
+    assert err[0].startswith(f"wasp-tune nnue train: error: {data}:2: bad score")
 
 
 @pytest.mark.parametrize("argv, code, words", [
