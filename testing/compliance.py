@@ -365,18 +365,25 @@ class UciChecker(Checker):
         return pos + (" moves " + " ".join(moves) if moves else "") + "\n"
 
     def _drain_to_bestmove(self, timeout: float) -> None:
-        """Read and drop the rest of a search's output, up to its bestmove."""
+        """Read and drop the rest of a search's output, up to its bestmove (`timeout` seconds
+        in all: an engine that never ends its search does not hold the checker)."""
+        deadline = time.monotonic() + timeout
         while True:
-            line = self.pipe.readline(timeout)
+            line = self.pipe.readline(max(0.0, deadline - time.monotonic()))
             if line is None or line.startswith("bestmove"):
                 return
 
     def read_bestmove(self, board: chess.Board, timeout: float) -> tuple[str, list[str]]:
-        """The bestmove (checked) and the info lines (each checked) of one search."""
+        """The bestmove (checked) and the info lines (each checked) of one search, within
+        `timeout` seconds in all (an engine that ignores a limit and keeps sending info lines
+        fails here, then gets a `stop`)."""
         infos = []
+        deadline = time.monotonic() + timeout
         while True:
-            line = self.pipe.readline(timeout)
+            line = self.pipe.readline(max(0.0, deadline - time.monotonic()))
             if line is None:
+                self.pipe.send("stop\n")  # so the next step reads its own answer
+                self._drain_to_bestmove(GRACE)
                 raise Failed(f"no bestmove within {timeout:g} s")
             if line.startswith("info"):
                 bad = info_problem(line, board)

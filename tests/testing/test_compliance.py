@@ -55,6 +55,16 @@ def test_an_engine_that_drops_answers_to_piped_scripts_passes_with_warnings(caps
     assert "0 bestmove for 20 go" in out and "with 5 warnings" in out
 
 
+def test_an_engine_that_ignores_a_limit_and_keeps_talking_fails_that_step_only(capsys):
+    """The step's time counts in all, not per line: an engine that ignores `go nodes` and
+    sends an info line every 0.2 s fails that step (then gets a `stop`) and the rest run."""
+    code, out, err = run(capsys, [sys.executable, f"arg={BROKEN}", "arg=--fault=nonodes"])
+    assert code == 1, out + err
+    fails = [ln for ln in out.splitlines() if ln.startswith("FAIL")]
+    assert len(fails) == 1 and "`go nodes 5000`" in fails[0] and "no bestmove within" in fails[0]
+    assert "1 failed, 0 skipped" in out
+
+
 def test_a_failed_handshake_skips_the_rest_at_once_with_a_hint(capsys, fairymax):
     code, out, _ = run(capsys, [fairymax, "startup=1"])  # an xboard engine checked as UCI
     assert code == 1

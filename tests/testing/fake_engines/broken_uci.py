@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A UCI engine with one protocol fault, for ``wasp-match -compliance``'s tests.
 
-    broken_uci.py --fault none|nouciok|noreadyok|illegal|badinfo|badpv|nostop|badoption|drops
+    broken_uci.py --fault none|nouciok|noreadyok|illegal|badinfo|badpv|nostop|badoption|drops|
+                          nonodes
 
 It answers at once with the first legal move (sorted by UCI text) and one info
 line; ``go infinite`` searches until ``stop``. Its single fault: no ``uciok``,
 no ``readyok``, an illegal bestmove, a non-integer score, an illegal pv move,
 ignoring ``stop``, or a spin option whose default is outside min..max; or
 ``drops``: a search takes half a second, and any command but ``isready`` that arrives
-meanwhile (or the end of input) cancels it without its bestmove, as many engines do.
+meanwhile (or the end of input) cancels it without its bestmove, as many engines do; or
+``nonodes``: ``go nodes N`` searches until ``stop``, an info line every 0.2 s meanwhile.
 """
 
 import argparse
@@ -61,7 +63,13 @@ def main() -> None:
         elif cmd == "position":
             board = uci_board(tokens)
         elif cmd == "go":
-            if fault == "drops":
+            if fault == "nonodes" and "nodes" in tokens:
+                searching = True
+                flood = threading.Event()
+                threading.Thread(target=lambda f=flood: [
+                    out("info depth 1 score cp 0 nodes 1 time 0") for _ in iter(
+                        lambda: f.wait(0.2), True)], daemon=True).start()
+            elif fault == "drops":
                 pending = threading.Timer(0.5 if "infinite" not in tokens else 3600, bestmove)
                 pending.start()
             elif "infinite" in tokens:
@@ -70,6 +78,8 @@ def main() -> None:
             else:
                 bestmove()
         elif cmd == "stop":
+            if fault == "nonodes" and searching:
+                flood.set()
             if searching and fault != "nostop":
                 searching = False
                 bestmove()
