@@ -5,6 +5,7 @@ text, EPD, the filters and the shuffle."""
 import struct
 
 import chess
+import numpy as np
 import pytest
 
 from tuner import cli
@@ -252,3 +253,21 @@ def test_mate_filter_and_shuffle_on_the_kernel_path(tmp_path):
     assert sorted(r.tobytes() for r in outs[0]) == sorted(r.tobytes() for r in plain)
     assert outs[0].tobytes() == outs[1].tobytes() != outs[2].tobytes()
     assert outs[0].tobytes() != plain.tobytes()
+
+
+def test_key_set_keeps_each_key_once_through_growth():
+    from tuner.convert import KeySet
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 2**63, size=5000, dtype=np.int64).astype(np.uint64)
+    keys[1::11] = keys[:4999:11][: len(keys[1::11])]  # planted repeats
+    keys[3] = 0
+    seen = KeySet(capacity=16)
+    fresh = [seen.add(int(k)) for k in keys]
+    expected, first = [], set()
+    for k in keys.tolist():
+        expected.append(k not in first)
+        first.add(k)
+    assert fresh == expected
+    assert len(seen) == len(first)
+    assert len(seen.table) >= 2 * seen.size  # grown, at most half full
