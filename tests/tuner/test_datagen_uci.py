@@ -157,3 +157,21 @@ def test_an_engine_that_cannot_start_or_a_bad_item_is_one_line_and_no_run(tmp_pa
                      "tc=10+0.1"]) == 2
     assert "tc=" in capsys.readouterr().err
     assert not any((tmp_path / d).exists() for d in "abc")
+
+
+@needs_stockfish
+@pytest.mark.timeout(180)
+def test_dask_workers_play_the_games_and_the_lead_writes_the_same_run(tmp_path, sf_run):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    from tests.conftest import root_on_pythonpath
+
+    with root_on_pythonpath(), LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                            host="127.0.0.1", dashboard_address=":0",
+                                            silence_logs=40) as cluster:
+        rundir = tmp_path / "dask"
+        assert cli.main(["datagen", "-dir", str(rundir), "-quiet", *SF_FLAGS,
+                         "-dask", cluster.scheduler_address]) == 0
+    for name in (DATA_FILE, SIDE_FILE, GAMES_FILE):
+        assert (rundir / name).read_bytes() == open(sf_run.file(name), "rb").read(), name
