@@ -1,13 +1,17 @@
-"""`wasp-tune datagen`: self-play games of Wasp-Py played in-process (both sides' searches in one
-process per core, no UCI text), every position recorded with its search score, for net trainers
-(bullet's text form) and the Texel tuner.
+"""`wasp-tune datagen`: self-play games, every position recorded with its search score, for net
+trainers (bullet's text form) and the Texel tuner. Wasp-Py plays in-process (both sides'
+searches in one process, no UCI text); any UCI engine plays itself through the match runner's
+executor (`testing.executor`: local worker processes or Dask). One game loop serves both: only
+how a move is searched differs (`WaspMover`, `UciMover`).
 
 A run directory holds ``data.txt`` (``FEN | score | result``), ``data.moves`` (``game ply move``,
 line for line), ``games.jsonl`` (a line a game), ``run.json`` (``{"kind": "datagen", ...}``: the
 settings), ``state.json`` (the commit point) and, at the end, ``stats.json``. Games are committed
 whole and in game order; each game is a function of (seed, game index) alone (its own random
-generator, search tables cleared), so a killed run resumed with ``-resume`` ends with the same
-file as an uninterrupted one. `read_run` and `read_records` are the readers.
+generator, search tables cleared, a UCI engine told `ucinewgame`), so a killed run resumed with
+``-resume`` ends with the same file as an uninterrupted one (for a UCI engine: one that is
+deterministic at a node limit, such as Stockfish with Threads=1). `read_run` and `read_records`
+are the readers.
 """
 
 
@@ -55,7 +59,7 @@ class DatagenConfig:
     openings: str = ""  # a book: EPD/FEN lines or PGN games (their last positions)
     seed: int = 1
     tb: str = ""  # Syzygy directories: adjudicate positions the tables hold
-    hash_mb: int = 2  # each side's transposition table (plenty for 5,000-node searches)
+    hash_mb: int = 2  # Wasp-Py: each side's hash table (a UCI engine: its option.Hash=)
     start_nodes: int = 1000  # the short search that vets a start
     start_bound: int = 1000  # a start scored beyond +/- this (cp) is skipped
     win_score: int = 2000  # a win: |White's score| at least this ...

@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, UsageError, fail, file_problem
 
 EXAMPLES = """examples:
   wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000 -concurrency 2
@@ -77,7 +77,7 @@ def build_parser():
     number("seed", "S", "the run's seed")
     flag("tb", default="", metavar="PATH", help="Syzygy directories: adjudicate the "
                                                "positions the tables hold")
-    number("hash", "MB", "MB a side's hash", "hash_mb")
+    number("hash", "MB", "MB a side's hash, Wasp-Py's (a UCI engine: option.Hash=)", "hash_mb")
     number("start-nodes", "N", "nodes of the search that vets a start")
     number("start-bound", "CP", "skip starts scored beyond this, cp")
     number("win-score", "CP", "a win once White's score stays beyond +/-CP ...")
@@ -98,7 +98,6 @@ def engine_dict(tokens: list[str], nodes: int) -> dict:
     """`-engine KEY=VALUE ...` as an EngineConfig dict (its command looked up), searching
     at `nodes` a move; UsageError (exit 2) for a bad item."""
     from testing.args import engine_config, parse_args
-    from wasp.exitcodes import UsageError
 
     raw = parse_args(["-engine", *tokens])["engines"][0]
     for key in ("tc", "st", "nodes", "depth", "proto"):
@@ -119,7 +118,6 @@ def main(argv=None) -> int:
         describe_stats,
         generate,
     )
-    from wasp.exitcodes import UsageError
 
     prog = "wasp-tune datagen"
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -155,9 +153,7 @@ def main(argv=None) -> int:
                 config.check()
                 if args.engine is not None:
                     config.uci = engine_dict(args.engine, args.nodes)
-            except UsageError as e:
-                raise _Usage(e) from None
-            except ValueError as e:
+            except ValueError as e:  # a bad setting or -engine item (UsageError)
                 raise _Usage(e) from None
             if config.uci:
                 try:

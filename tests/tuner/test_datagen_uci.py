@@ -175,3 +175,15 @@ def test_dask_workers_play_the_games_and_the_lead_writes_the_same_run(tmp_path, 
                          "-dask", cluster.scheduler_address]) == 0
     for name in (DATA_FILE, SIDE_FILE, GAMES_FILE):
         assert (rundir / name).read_bytes() == open(sf_run.file(name), "rb").read(), name
+
+
+@pytest.mark.parametrize("score,mate,white,expected", [
+    (35, None, True, 35), (35, None, False, -35), (50000, None, True, MATE_SCORE - 1),
+    (-50000, None, False, MATE_SCORE - 1), (None, 3, True, MATE_SCORE),
+    (None, 3, False, -MATE_SCORE), (None, -2, True, -MATE_SCORE), (None, -2, False, MATE_SCORE),
+    (None, None, True, None)])
+def test_a_uci_score_is_whites_with_mates_clamped(score, mate, white, expected):
+    from testing.engine import SearchResult
+    from tuner.datagen import uci_white_score
+
+    assert uci_white_score(SearchResult("e2e4", 0.0, score=score, mate=mate), white) == expected
