@@ -362,7 +362,7 @@ class DaskExecutor:
             factor = self.factors[worker]
         fut = self.client.submit(
             play_pair_task, self.cfg_dict, task, self.env, factor, pure=False,
-            key=f"wasp-pair-{task.pair.pair_id}-{os.getpid()}-{id(self)}-{next(self.serial)}",
+            key=f"wasp-{task.key}-{os.getpid()}-{id(self)}-{next(self.serial)}",
             **extra)
         self.active[fut] = (task, worker)
 

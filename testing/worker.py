@@ -40,6 +40,11 @@ class PairTask:
     options: tuple[dict, ...] | None = None
 
     @property
+    def key(self) -> str:
+        """The task's name among a run's tasks."""
+        return f"pair-{self.pair.pair_id}"
+
+    @property
     def games(self) -> list[GameSpec]:
         return [g for g in self.pair.games if g.game_in_pair not in self.skip]
 
@@ -170,7 +175,11 @@ def play_pair(cfg: MatchConfig, task: PairTask, engines: EngineSet) -> list[dict
     """Play `task`'s games with `engines` and return their store rows.
 
     Stops early when an engine failed and ``cfg.recover`` is off. Raises EngineStartError or
-    PairError when the pair cannot be played."""
+    PairError when the pair cannot be played. A task with a ``play(cfg, engines)`` method
+    plays its games itself with these engines (`tuner.datagen`'s games) and returns them."""
+    own = getattr(task, "play", None)
+    if own is not None:
+        return own(cfg, engines)
     rows = []
     for spec in task.games:
         white = engines.get(spec.white)

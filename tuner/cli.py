@@ -2,7 +2,7 @@
 
 Subcommands: ``run`` (tune, or ``-resume DIR`` a killed run), ``k`` (fit K), ``error`` (E of a
 parameter file), each a `Subcommand` in `SUBCOMMANDS` (its flags and its function); ``data``
-(labelled sets from games, self-play) and ``loop`` (self-play -> data -> tune -> SPRT) are
+(labelled sets from games) and ``loop`` (self-play -> data -> tune -> SPRT) are
 handed to `tuner.data.cli`, ``spsa`` (an engine's options through games) to `tuner.spsa_cli`,
 ``datagen`` (self-play data for nets) to `tuner.datagen_cli`, ``data convert`` to
 `tuner.convert`, ``nnue`` (the net trainer) to `tuner.nnue.cli` (`DELEGATED`). A new
@@ -26,7 +26,6 @@ EXAMPLES = """examples:
   wasp-tune k positions.epd -params runs/a/params.txt
   wasp-tune error positions.epd -params runs/a/params.txt -k 1.2 -qsearch
   wasp-tune data games.pgn -o sets/a         # quiet positions: sets/a/train.epd, valid.epd
-  wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000
   wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000   # positions and scores for nets
   wasp-tune data convert runs/dg/data.txt data.bf -shuffle   # bullet text -> bulletformat
   wasp-tune loop --quick -dir loops/q         # play, build, tune, SPRT (resumable)
@@ -73,14 +72,14 @@ class Delegated:
 
 
 DELEGATED = {
-    "data": Delegated("labelled sets from PGN games (quiet positions, split by game) or "
-                      "self-play", "tuner.data.cli", with_name=True),
+    "data": Delegated("labelled sets from PGN games (quiet positions, split by game)",
+                      "tuner.data.cli", with_name=True),
     "loop": Delegated("play games -> build a set -> tune -> SPRT tuned against default "
                       "(resumable)", "tuner.data.cli", with_name=True),
     "spsa": Delegated("tune an engine's UCI options by SPSA through games (wasp-tune spsa "
                       "--help)", "tuner.spsa_cli"),
-    "datagen": Delegated("self-play data for nets: every position with its search score "
-                         "(wasp-tune datagen --help)", "tuner.datagen_cli"),
+    "datagen": Delegated("self-play data of Wasp-Py or any UCI engine: every position with "
+                         "its search score (wasp-tune datagen --help)", "tuner.datagen_cli"),
     "nnue": Delegated("train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
                       "tuner.nnue.cli"),
     "trace": Delegated("Texel tuning of any engine's evaluation from its traces (wasp-tune "

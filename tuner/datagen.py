@@ -1,18 +1,23 @@
-"""`wasp-tune datagen`: self-play games of Wasp-Py played in-process (both sides' searches in one
-process per core, no UCI text), every position recorded with its search score, for net trainers
-(bullet's text form) and the Texel tuner.
+"""`wasp-tune datagen`: self-play games, every position recorded with its search score, for net
+trainers (bullet's text form) and the Texel tuner. Wasp-Py plays in-process (both sides'
+searches in one process, no UCI text); any UCI engine plays itself through the match runner's
+executor (`testing.executor`: local worker processes or Dask). One game loop serves both: only
+how a move is searched differs (`WaspMover`, `UciMover`).
 
 A run directory holds ``data.txt`` (``FEN | score | result``), ``data.moves`` (``game ply move``,
 line for line), ``games.jsonl`` (a line a game), ``run.json`` (``{"kind": "datagen", ...}``: the
 settings), ``state.json`` (the commit point) and, at the end, ``stats.json``. Games are committed
 whole and in game order; each game is a function of (seed, game index) alone (its own random
-generator, search tables cleared), so a killed run resumed with ``-resume`` ends with the same
-file as an uninterrupted one. `read_run` and `read_records` are the readers.
+generator, search tables cleared, a UCI engine told `ucinewgame`), so a killed run resumed with
+``-resume`` ends with the same file as an uninterrupted one (for a UCI engine: one that is
+deterministic at a node limit, such as Stockfish with Threads=1). `read_run` and `read_records`
+are the readers.
 """
 
 
 import json
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -54,7 +59,7 @@ class DatagenConfig:
     openings: str = ""  # a book: EPD/FEN lines or PGN games (their last positions)
     seed: int = 1
     tb: str = ""  # Syzygy directories: adjudicate positions the tables hold
-    hash_mb: int = 2  # each side's transposition table (plenty for 5,000-node searches)
+    hash_mb: int = 2  # Wasp-Py: each side's hash table (a UCI engine: its option.Hash=)
     start_nodes: int = 1000  # the short search that vets a start
     start_bound: int = 1000  # a start scored beyond +/- this (cp) is skipped
     win_score: int = 2000  # a win: |White's score| at least this ...
@@ -63,7 +68,8 @@ class DatagenConfig:
     draw_score: int = 10  # ... |score| at most this ...
     draw_plies: int = 16  # ... for this many plies in a row
     max_plies: int = 400  # the game is a draw when its ply reaches this
-    engine: str = "wasp-py"  # recorded; other engines come through the runner later
+    engine: str = "wasp-py"  # the engine's name (recorded)
+    uci: dict | None = None  # a UCI engine (testing.engine.EngineConfig's dict); None: Wasp-Py
 
     def check(self) -> None:
         """ValueError naming the first setting out of range."""
@@ -156,17 +162,129 @@ def load_book(path) -> list[str]:
     return fens
 
 
-class SelfPlay:
-    """Plays the games of one configuration: two Searchers (one a side), the book, the tables."""
+@dataclass
+class Move:
+    """A searched move: its code on the game's Position, White's score (mates as +/-
+    MATE_SCORE) and the nodes the search took."""
 
-    def __init__(self, config: DatagenConfig, book: list[str] | None = None):
+    code: int
+    score: int
+    nodes: int
+
+
+class WaspMover:
+    """Moves from Wasp-Py's searches in this process: one Searcher (and hash table) a side,
+    each move at a hard node limit."""
+
+    fatal = ()  # errors that stop the run rather than one game
+
+    def __init__(self, hash_mb: int):
         from wasp.driver import Searcher
 
+        self.searchers = (Searcher(hash_mb), Searcher(hash_mb))
+
+    def new_game(self, side: int) -> None:
+        self.searchers[side].clear()
+
+    def search(self, side: int, pos, history, nodes: int) -> Move:
+        from wasp.driver import Limits
+
+        r = self.searchers[side].search(pos, Limits(nodes=nodes))
+        if r.best == "0000":
+            raise RuntimeError(f"no move from the search in {pos.fen()}")
+        return Move(move_code(self.searchers[side], r.best), white_score(r.score, side == 0),
+                    r.nodes)
+
+    def failed(self) -> None:
+        """A game failed: nothing to restart (each game clears the tables)."""
+
+    def game_over(self) -> None:
+        pass
+
+
+def uci_white_score(res, white_to_move: bool) -> int | None:
+    """A UCI search's last `info ... score` as White's score: cp clamped inside the mate
+    scores, `mate N` as +/- MATE_SCORE (N > 0: the side to move mates); None without one."""
+    if res.mate is not None:
+        s = MATE_SCORE if res.mate > 0 else -MATE_SCORE
+    elif res.score is not None:
+        s = max(-MATE_SCORE + 1, min(MATE_SCORE - 1, res.score))
+    else:
+        return None
+    return s if white_to_move else -s
+
+
+class UciMover:
+    """Moves from a UCI engine's `go nodes N` searches through the match runner's engine
+    processes (`testing.worker.EngineSet`, one process a side, both the same engine): the
+    position sent as the game's start FEN and the moves since."""
+
+    def __init__(self, engines):
+        from testing.worker import EngineStartError
+
+        self.engines = engines
+        self.fatal = (EngineStartError,)  # an engine that cannot start stops the run
+
+    def new_game(self, side: int) -> None:
+        self.engines.get(side).new_game(None, side == 0)
+
+    def search(self, side: int, pos, history, nodes: int) -> Move:
+        from testing.engine import Limits
+        from wasp.board import IllegalMoveError
+
+        start, moves = history
+        e = self.engines.get(side)
+        res = e.go(start, moves, Limits(nodes=nodes, white=side == 0))
+        try:
+            code = pos.parse_uci(res.move)
+        except IllegalMoveError:
+            raise RuntimeError(f"{e.name}: illegal move {res.move!r} in {pos.fen()}") from None
+        score = uci_white_score(res, side == 0)
+        if score is None:
+            raise RuntimeError(f"{e.name}: no score (info ... score cp|mate) before bestmove "
+                               f"{res.move} in {pos.fen()}")
+        return Move(code, score, res.nodes or 0)
+
+    def failed(self) -> None:
+        """A game failed: both processes end, the next game starts fresh ones."""
+        self.engines.kill()
+
+    def game_over(self) -> None:
+        self.engines.after_game(0)
+        self.engines.after_game(1)
+
+
+def check_engine_starts(engine: dict) -> str:
+    """Start a UCI engine (an `EngineConfig` dict) once and quit it: its name, or
+    RuntimeError saying why it cannot play."""
+    from testing.engine import EngineConfig, EngineError, make_engine
+
+    e = make_engine(EngineConfig.from_dict(engine))
+    try:
+        e.start()
+        return e.id_name or e.name
+    except EngineError as err:
+        raise RuntimeError(f"engine {e.name!r} failed to start: {err}") from None
+    finally:
+        e.kill()
+
+
+class SelfPlay:
+    """Plays the games of one configuration: the openings, the vetting of starts, the
+    adjudication and the records; the moves come from a mover (`WaspMover` in this process,
+    or `UciMover` for any UCI engine)."""
+
+    def __init__(self, config: DatagenConfig, book: list[str] | None = None, mover=None):
         self.config = config
-        self.searchers = (Searcher(config.hash_mb), Searcher(config.hash_mb))
+        if mover is None:
+            if config.uci:
+                raise ValueError("a UCI engine's games need its engine processes (UciMover)")
+            mover = WaspMover(config.hash_mb)
+        self.mover = mover
         self.book = book if book is not None else (
             load_book(config.openings) if config.openings else None)
         self.tb = None
+        self._history = ("", [])  # the FEN the searches started from, the moves since
         if config.tb:
             from wasp.tablebase import Tablebases
 
@@ -177,17 +295,18 @@ class SelfPlay:
         from wasp.board import Position
 
         pos = Position()
+        self._history = (pos.fen(), [])
         for _ in range(4):
             pos.game_over()
             pos.fen()
-            pos.push_uci(self._search(pos.turn, pos, 200).best)
-        for s in self.searchers:
-            s.clear()
+            m = self._search(pos.turn, pos, 200)
+            self._history[1].append(pos.uci(m.code))
+            pos.push(m.code)
+        for side in (0, 1):
+            self.mover.new_game(side)
 
-    def _search(self, side, pos, nodes):
-        from wasp.driver import Limits
-
-        return self.searchers[side].search(pos, Limits(nodes=nodes))
+    def _search(self, side, pos, nodes) -> Move:
+        return self.mover.search(side, pos, self._history, nodes)
 
     def _start(self, rng, game: Game):
         """A vetted start position: book entry and random plies, not over, scored within the
@@ -209,7 +328,8 @@ class SelfPlay:
             if pos.game_over() is not None:
                 game.skipped += 1
                 continue
-            self.searchers[pos.turn].clear()  # it vets the start, then plays its first move
+            self.mover.new_game(pos.turn)  # it vets the start, then plays its first move
+            self._history = (pos.fen(), [])
             r = self._search(pos.turn, pos, c.start_nodes)
             if abs(r.score) > c.start_bound:
                 game.skipped += 1
@@ -238,17 +358,23 @@ class SelfPlay:
         game = Game(index)
         try:
             self._play(index, game)
+        except self.mover.fatal:
+            raise
         except Exception as e:  # noqa: BLE001 - a broken game is reported and skipped
             game.error = f"{type(e).__name__}: {e}"
             game.records = []
+            self.mover.failed()
+        else:
+            self.mover.game_over()
         return game
 
     def _play(self, index, game):
         c = self.config
         rng = np.random.default_rng([c.seed, index])
         pos, game.book, game.opening = self._start(rng, game)
-        self.searchers[1 - pos.turn].clear()
+        self.mover.new_game(1 - pos.turn)
         game.start = pos.fen()
+        moves = self._history[1]
         records = game.records
         win_run = draw_run = 0
         while True:
@@ -276,12 +402,12 @@ class SelfPlay:
                 break
             side = pos.turn
             r = self._search(side, pos, c.nodes)
-            if r.best == "0000":
-                raise RuntimeError(f"no move from the search in {fen}")
-            score = white_score(r.score, side == 0)
-            records.append(Record(fen, score, 0.5, r.best, ply, index))
+            uci = pos.uci(r.code)
+            score = r.score
+            records.append(Record(fen, score, 0.5, uci, ply, index))
             game.nodes += r.nodes
-            pos.push(move_code(self.searchers[side], r.best))
+            pos.push(r.code)
+            moves.append(uci)
             if score >= c.win_score:
                 win_run = win_run + 1 if win_run > 0 else 1
             elif score <= -c.win_score:
@@ -494,44 +620,118 @@ def read_games(path) -> list[dict]:
 
 # -- playing --------------------------------------------------------------------------
 
-_WORKER = None
+@dataclass(frozen=True)
+class DatagenTask:
+    """Game `index` as a task of the match runner's executor (`testing.executor`): played by
+    `play` in a worker process or on a Dask worker, with that worker's engine processes."""
+
+    index: int
+    config: dict  # DatagenConfig's fields
+    book: tuple | None = None
+    options = None  # no per-game engine options (the executor asks)
+
+    @property
+    def key(self) -> str:
+        return f"datagen-{self.index}"
+
+    def play(self, cfg, engines) -> list[Game]:
+        return [_player(self.config, self.book, engines).play(self.index)]
 
 
-def _init_worker(config: dict, book) -> None:
-    global _WORKER
-    _WORKER = SelfPlay(DatagenConfig(**config), book)
+_players = threading.local()
 
 
-def _play(index: int) -> Game:
-    return _WORKER.play(index)
+def _player(config: dict, book, engines) -> SelfPlay:
+    """This thread's SelfPlay for `config` (kept between games: searchers, tables, book)."""
+    key = (json.dumps(config, sort_keys=True), id(engines))
+    if getattr(_players, "key", None) != key:
+        c = DatagenConfig(**config)
+        mover = UciMover(engines) if c.uci else None
+        _players.player = SelfPlay(c, list(book) if book else None, mover)
+        _players.key = key
+    return _players.player
 
 
-def generate(run: DatagenRun, concurrency: int = 1, progress: bool = True, log=print) -> dict:
-    """Play the run's remaining games (in `concurrency` processes) and commit them in order;
-    returns the statistics."""
+def match_config(config: DatagenConfig, concurrency: int = 1, dask: str | None = None):
+    """The executor's settings for a run: the UCI engine twice (one process a side), or no
+    engine (Wasp-Py searches in the worker itself)."""
+    from testing.config import MatchConfig
+    from testing.engine import EngineConfig
+
+    engines = []
+    if config.uci:
+        e = EngineConfig.from_dict(config.uci)
+        engines = [e, EngineConfig.from_dict(config.uci)]
+    return MatchConfig(engines=engines, concurrency=concurrency, dask=dask or None,
+                       recover=True)
+
+
+class TaskFailed(RuntimeError):
+    """A game task that returned no game (an engine that cannot start, a worker lost): the run
+    stops, the games committed so far kept."""
+
+
+def _serial(run, book):
+    """Wasp-Py's games in this process, in order."""
+    player = SelfPlay(run.config, book)
+    player.warm()
+    return (player.play(i) for i in range(run.state["games"], run.config.games))
+
+
+def _executed(run, book, executor):
+    """The games played by the executor's workers, yielded in game order (finished games
+    wait for those before them; at most a few per worker are ahead)."""
+    c = run.config
+    nxt = submitted = run.state["games"]
+    config = asdict(c)
+    book = tuple(book) if book else None
+    finished: dict[int, Game] = {}
+    while nxt < c.games:
+        ahead = 4 * executor.slots()
+        while (submitted < c.games and executor.in_flight() < executor.slots()
+               and submitted - nxt < ahead):
+            executor.submit(DatagenTask(submitted, config, book))
+            submitted += 1
+        for done in executor.wait():
+            if done.error or not done.rows:
+                raise TaskFailed(f"game {done.task.index} ({done.worker}): "
+                                 f"{done.error or 'no game came back'}")
+            finished[done.task.index] = done.rows[0]
+        while nxt in finished:
+            yield finished.pop(nxt)
+            nxt += 1
+
+
+def generate(run: DatagenRun, concurrency: int = 1, progress: bool = True, log=print,
+             dask: str | None = None) -> dict:
+    """Play the run's remaining games and commit them in order; returns the statistics.
+
+    Wasp-Py with one process plays here; otherwise the games are tasks of the match runner's
+    executor: `concurrency` local worker processes, or the Dask scheduler at `dask`. Raises
+    TaskFailed (ExecutorError with Dask) when a game cannot be played at all."""
     from tqdm import tqdm
+
+    from testing.executor import make_executor
 
     c = run.config
     first = run.state["games"]
     book = load_book(c.openings) if c.openings else None
-    todo = range(first, c.games)
     stats = run.state["stats"]
+    executor = None
+    if c.uci or concurrency > 1 or dask:
+        if not c.uci and not dask:
+            SelfPlay(c, book).warm()  # compile once here: the forked workers inherit it
+        executor = make_executor(match_config(c, concurrency, dask), concurrency,
+                                 resume_command=f"wasp-tune datagen -resume {run.path}")
+        games = _executed(run, book, executor)
+    else:
+        games = _serial(run, book)
     t0 = time.monotonic()
     pos0 = stats["positions"]
     bar = tqdm(total=c.games, initial=first, unit="game", disable=not progress,
                dynamic_ncols=True, smoothing=0.05)
-    pool = None
+    ok = False
     try:
-        if concurrency <= 1 or len(todo) <= 1:
-            player = SelfPlay(c, book)
-            player.warm()
-            games = (player.play(i) for i in todo)
-        else:
-            import multiprocessing as mp
-
-            SelfPlay(c, book).warm()  # compile once here, not in every worker
-            pool = mp.get_context("spawn").Pool(concurrency, _init_worker, (asdict(c), book))
-            games = pool.imap(_play, todo)
         for game in games:
             run.commit(game)
             if game.error:
@@ -540,9 +740,9 @@ def generate(run: DatagenRun, concurrency: int = 1, progress: bool = True, log=p
             bar.set_postfix_str(f"{stats['positions']} pos, "
                                 f"{(stats['positions'] - pos0) / dt:.0f} pos/s", refresh=False)
             bar.update(1)
+        ok = True
     finally:
         bar.close()
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        if executor is not None:
+            executor.close(kill=not ok)
     return run.finish()

@@ -4,18 +4,26 @@ import argparse
 import os
 import sys
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, UsageError, fail, file_problem
 
 EXAMPLES = """examples:
   wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000 -concurrency 2
   wasp-tune datagen -resume runs/dg                   # after a kill: no game lost or repeated
   wasp-tune datagen -resume runs/dg -games 400000     # extend a finished run
   wasp-tune datagen -dir runs/dg2 -games 1000 -nodes 5000 -openings book.epd -random-plies 2
+  wasp-tune datagen -dir runs/sf -games 1000 -nodes 5000 -concurrency 2 \
+      -engine cmd=/usr/games/stockfish option.Hash=16 option.Threads=1
+  wasp-tune datagen -dir runs/dg3 -games 100000 -nodes 5000 -dask tcp://10.0.0.5:8786
   wasp-tune data convert runs/dg/data.txt runs/dg/data.bf -shuffle   # for bullet
   wasp-tune data convert runs/dg/data.txt tune.epd -no-check -no-capture -dedupe
 
 Both sides are Wasp-Py searches in this process (one process a core with -concurrency), each
-move at a hard node limit (the search stops at -nodes nodes, as UCI 'go nodes'). A game starts
+move at a hard node limit (the search stops at -nodes nodes, as UCI 'go nodes'). With -engine
+(wasp-match's KEY=VALUE items: cmd=, arg=, option.NAME=, ...) any UCI engine plays itself
+instead, one process a side, through the match runner's executor: 'go nodes N' each move, the
+score from its last 'info ... score' line. A game with a broken engine (a crash, an illegal
+move, no score) is reported and skipped. -dask ADDRESS plays the games on a Dask cluster; the
+results stream back into this run directory. A game starts
 from -random-plies random legal moves (after a random -openings position when given); a start
 that a -start-nodes search scores beyond -start-bound cp is skipped. A game ends by the rules,
 by the tables (-tb), as a win once White's score stays beyond -win-score for -win-plies plies,
@@ -37,8 +45,9 @@ def build_parser():
     d = DatagenConfig()
     ap = argparse.ArgumentParser(
         prog="wasp-tune datagen", epilog=EXAMPLES,
-        description="Self-play games of Wasp-Py, every position recorded with its search "
-                    "score and the game's result, for net trainers and the Texel tuner.",
+        description="Self-play games of Wasp-Py (or any UCI engine), every position "
+                    "recorded with its search score and the game's result, for net trainers "
+                    "and the Texel tuner.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def flag(name, **kw):
@@ -60,10 +69,15 @@ def build_parser():
          help="a book (EPD/FEN lines or PGN) to start from, then -random-plies random plies")
     flag("concurrency", metavar="C", type=int, default=1,
          help="processes playing games (default 1)")
+    flag("engine", nargs="+", metavar="KEY=VALUE", default=None,
+         help="a UCI engine playing itself instead of Wasp-Py, as wasp-match takes it "
+              "(cmd=... option.Hash=16 ...); its moves at 'go nodes -nodes'")
+    flag("dask", metavar="ADDRESS", default="",
+         help="play the games on the Dask scheduler at ADDRESS")
     number("seed", "S", "the run's seed")
     flag("tb", default="", metavar="PATH", help="Syzygy directories: adjudicate the "
                                                "positions the tables hold")
-    number("hash", "MB", "MB a side's hash", "hash_mb")
+    number("hash", "MB", "MB a side's hash, Wasp-Py's (a UCI engine: option.Hash=)", "hash_mb")
     number("start-nodes", "N", "nodes of the search that vets a start")
     number("start-bound", "CP", "skip starts scored beyond this, cp")
     number("win-score", "CP", "a win once White's score stays beyond +/-CP ...")
@@ -80,8 +94,30 @@ class _Usage(Exception):
     pass
 
 
+def engine_dict(tokens: list[str], nodes: int) -> dict:
+    """`-engine KEY=VALUE ...` as an EngineConfig dict (its command looked up), searching
+    at `nodes` a move; UsageError (exit 2) for a bad item."""
+    from testing.args import engine_config, parse_args
+
+    raw = parse_args(["-engine", *tokens])["engines"][0]
+    for key in ("tc", "st", "nodes", "depth", "proto"):
+        if key in raw and not (key == "proto" and raw[key] == "uci"):
+            raise UsageError(f"-engine: {key}= does not apply: datagen plays UCI engines at "
+                             f"'go nodes -nodes'")
+    return engine_config(0, {**raw, "nodes": str(nodes)}, {}).to_dict()
+
+
 def main(argv=None) -> int:
-    from tuner.datagen import DatagenConfig, DatagenRun, RunError, describe_stats, generate
+    from testing.executor import ExecutorError
+    from tuner.datagen import (
+        DatagenConfig,
+        DatagenRun,
+        RunError,
+        TaskFailed,
+        check_engine_starts,
+        describe_stats,
+        generate,
+    )
 
     prog = "wasp-tune datagen"
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -95,6 +131,8 @@ def main(argv=None) -> int:
                 raise _Usage("give -dir or -resume, not both")
             if args.games is not None and args.games < 1:
                 raise _Usage("-games must be at least 1")
+            if args.engine is not None:
+                raise _Usage("-resume plays with the run's own -engine: give it no -engine")
             run = DatagenRun.open(args.resume, args.games)
             print(f"resuming {run}")
         else:
@@ -113,8 +151,15 @@ def main(argv=None) -> int:
                 draw_plies=args.draw_plies, max_plies=args.max_plies)
             try:
                 config.check()
-            except ValueError as e:
+                if args.engine is not None:
+                    config.uci = engine_dict(args.engine, args.nodes)
+            except ValueError as e:  # a bad setting or -engine item (UsageError)
                 raise _Usage(e) from None
+            if config.uci:
+                try:
+                    config.engine = check_engine_starts(config.uci)
+                except RuntimeError as e:
+                    raise RunError(e) from None
             if config.openings:
                 config.openings = os.path.abspath(config.openings)
                 from tuner.datagen import load_book
@@ -125,11 +170,15 @@ def main(argv=None) -> int:
 
                 Tablebases(config.tb).close()
             run = DatagenRun.create(args.dir, config, ["wasp-tune", "datagen", *argv])
-        stats = generate(run, args.concurrency, progress=not args.quiet)
+        stats = generate(run, args.concurrency, progress=not args.quiet, dask=args.dask)
     except _Usage as e:
         return fail(prog, e, EXIT_USAGE)
     except (RunError, ValueError) as e:
         return fail(prog, e, EXIT_INPUT)
+    except (TaskFailed, ExecutorError) as e:
+        where = f"; the committed games are kept: wasp-tune datagen -resume {run.path}" \
+            if run is not None else ""
+        return fail(prog, f"{e}{where}", EXIT_INPUT)
     except OSError as e:
         return fail(prog, f"{e.filename}: {e.strerror}", EXIT_INPUT)
     except KeyboardInterrupt:

@@ -28,7 +28,6 @@ PARSERS = [
     ("k", lambda: _subparser("k"), []),
     ("error", lambda: _subparser("error"), []),
     ("data", dcli.data_parser, ["games.pgn", "-o", "set"]),
-    ("data selfplay", dcli.selfplay_parser, ["-o", "set"]),
     ("data dfrc", frc.parser, ["-o", "dfrc.epd"]),
     ("loop", dcli.loop_parser, ["-dir", "loop"]),
 ]
@@ -112,7 +111,7 @@ def test_run_directory_mistakes_are_one_line(tmp_path, capsys, argv, code, needl
 
 
 COMMANDS = [["run", "-dir", "d"], ["k", EPD], ["error", EPD], ["data", "g.pgn", "-o", "s"],
-            ["data", "selfplay", "-o", "s"], ["data", "dfrc", "-o", "f.epd"],
+            ["data", "dfrc", "-o", "f.epd"],
             ["loop", "-dir", "d"]]
 
 

@@ -1,4 +1,4 @@
-"""`wasp-tune data` and `wasp-tune loop`: labelled sets from games, self-play, the tuning loop."""
+"""`wasp-tune data` and `wasp-tune loop`: labelled sets from games, the tuning loop."""
 
 import os
 import sys
@@ -10,11 +10,10 @@ DATA_EXAMPLES = """examples:
   wasp-tune data games.pgn more.pgn -o sets/a            # sets/a/train.epd, valid.epd, summary
   wasp-tune data runs/x/games.pgn -o sets/b -max-per-game 20 -valid 0.2 -format bracket
   wasp-tune data games.pgn -o sets/c -tb /syzygy/3-4-5:/syzygy/6 -tb-pieces 6
-  wasp-tune data selfplay -o sets/sp -games 200 -nodes 2000 -concurrency 2
   wasp-tune data dfrc -o dfrc.epd -n 1000 -seed 1         # an opening book of DFRC starts
-  wasp-tune data selfplay -o sets/960 -variant fischerandom -games 200 -nodes 2000
-  wasp-tune data selfplay -o sets/sf -games 100 -tc 5+0.05 \\
-      -engine cmd=stockfish name=sf option.Hash=16
+  wasp-match -engine cmd=wasp -engine cmd=stockfish -each tc=5+0.05 -rounds 100 \\
+      -variant fischerandom -openings file=datasets/chess960.epd -pgnout g.pgn
+  wasp-tune data g.pgn -o sets/960                         # a set from any engines' games
   wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/a
 
 Positions: after -skip-plies plies and after the book moves, not in check, no mate score in
@@ -82,36 +81,6 @@ def data_parser():
         epilog=DATA_EXAMPLES)
     p.add_argument("pgn", nargs="+", help="PGN files (the match runner's -pgnout or any PGN)")
     _build_flags(p)
-    return p
-
-
-def selfplay_parser():
-    p = ArgumentParser(
-        prog="wasp-tune data selfplay",
-        description="Play games with the match runner and build a labelled set from them.",
-        epilog=DATA_EXAMPLES)
-    _build_flags(p)
-    p.add_argument("-games", type=int, default=100,
-                   help="games per encounter, in colour-swapped pairs (default 100)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-nodes", type=int, default=2000,
-                   help="nodes per move (default 2000)")
-    g.add_argument("-tc", default="", help="time control instead, e.g. 5+0.05")
-    p.add_argument("-concurrency", type=int, default=2,
-                   help="games played at once (default 2)")
-    p.add_argument("-openings", default="",
-                   help="openings EPD/PGN (default: datasets/openings-uho-5000.epd; with "
-                        "-variant fischerandom the 960 starts, datasets/chess960.epd)")
-    p.add_argument("-variant", choices=("standard", "fischerandom"),
-                   default="standard",
-                   help="fischerandom: Chess960/DFRC games (castling king-takes-rook), "
-                        "as wasp-match -variant plays them")
-    p.add_argument("-engine-params", default="",
-                   help="EvalFile for our engine (default: the built-in values)")
-    p.add_argument("-engine", nargs="+", action="append", default=[],
-                   metavar="KEY=VALUE",
-                   help="another engine, as wasp-match takes it (cmd=... name=... option.X=..."
-                        "); our engine then plays a round robin with the others")
     return p
 
 
@@ -266,37 +235,20 @@ def _check_openings(path, variant="standard"):
         raise CliError(f"openings file {e}") from None
 
 
+SELFPLAY_GONE = (
+    "'data selfplay' is gone: self-play data come from 'wasp-tune datagen -dir D -games N "
+    "-nodes N' (any UCI engine with -engine cmd=...), a labelled set from 'wasp-tune data "
+    "convert D/data.txt set.epd -no-check -no-capture -dedupe'; games between engines, at a "
+    "clock or in Chess960: 'wasp-match ... -pgnout g.pgn', then 'wasp-tune data g.pgn -o SET'")
+
+
 def cmd_data(argv):
     if argv and argv[0] == "selfplay":
-        return cmd_selfplay(argv[1:])
+        raise CliError(SELFPLAY_GONE, EXIT_USAGE)
     if argv and argv[0] == "build":
         argv = argv[1:]
     args = data_parser().parse_args(argv)
     return _build_and_write(args.pgn, args)
-
-
-def cmd_selfplay(argv):
-    from tuner.data import builder, selfplay
-
-    args = selfplay_parser().parse_args(argv)
-    try:
-        builder.check_format(args.format)
-    except ValueError as e:
-        raise CliError(e) from None
-    _check_openings(args.openings, args.variant)
-    check_params_file(args.engine_params)
-    check_params_file(args.params)
-    _check_tablebase(args)
-    others = [["-engine", *tokens] for tokens in args.engine]
-    try:
-        pgn = selfplay.selfplay(args.out, args.games, nodes=0 if args.tc else args.nodes,
-                                tc=args.tc, concurrency=args.concurrency,
-                                openings=args.openings, seed=args.seed,
-                                params=args.engine_params, others=others,
-                                variant=args.variant)
-    except (RuntimeError, ValueError) as e:
-        raise CliError(e) from None
-    return _build_and_write([pgn], args)
 
 
 def cmd_loop(argv):
@@ -357,8 +309,7 @@ def main(argv=None) -> int:
         from tuner.data.frc import main as frc_main
 
         return frc_main(argv[2:])
-    prog = "wasp-tune data selfplay" if argv[:2] == ["data", "selfplay"] else \
-        f"wasp-tune {argv[0]}"
+    prog = f"wasp-tune {argv[0]}"
     try:
         return commands[argv[0]](argv[1:])
     except CliError as e:

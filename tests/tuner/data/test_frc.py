@@ -85,8 +85,8 @@ def test_shipped_books_are_what_the_recipe_writes(tmp_path, name, args):
         assert f.read() == out.read_text()
 
 
-def test_self_play_refuses_a_dfrc_book_and_says_what_to_do(tmp_path, capsys):
+def test_the_loop_refuses_a_dfrc_book_and_says_what_to_do(tmp_path, capsys):
     book = os.path.join(ROOT, "datasets", "dfrc-1000.epd")
-    assert data_main(["data", "selfplay", "-o", str(tmp_path / "sp"), "-openings", book]) == 1
+    assert data_main(["loop", "-dir", str(tmp_path / "lp"), "-openings", book]) == 1
     err = capsys.readouterr().err
     assert "dfrc-1000.epd:1" in err and "-variant fischerandom" in err
