@@ -1,8 +1,8 @@
 """The manual (docs/, built by MkDocs) and the README: the site builds with `mkdocs build
---strict`; the shell examples marked runnable (`<!-- test -->` on the line before the fence) run
-in a temporary directory with the checkout's tools; every flag of `wasp`, `wasp-tune` and
-`wasp-match` named in a shell example is one that its subcommand's `--help` lists, so a renamed
-flag cannot leave the documents behind."""
+--strict`; the shell (and Python) examples marked runnable (`<!-- test -->` on the line before
+the fence) run in a temporary directory with the checkout's tools; every flag of `wasp`,
+`wasp-tune` and `wasp-match` named in a shell example is one that its subcommand's `--help`
+lists, so a renamed flag cannot leave the documents behind."""
 
 import functools
 import os
@@ -19,6 +19,7 @@ DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 MARK = "<!-- test -->"
 SHELL = ("sh", "bash")
+LANGUAGES = (*SHELL, "python")
 # Each tool as the checkout runs it: the module behind its console script.
 TOOLS = {"wasp": "dashboard.cli", "wasp-tune": "tuner.cli", "wasp-match": "testing.cli"}
 # What a runnable example may read, by the paths the documents use.
@@ -31,8 +32,9 @@ def documents() -> list:
     return [README, *sorted(DOCS.rglob("*.md"))]
 
 
-def shell_blocks(path) -> list:
-    """(first line number, runnable, text) of each ```sh/```bash block of a markdown file."""
+def shell_blocks(path, languages=SHELL) -> list:
+    """(first line number, runnable, text) of each ```sh/```bash block of a markdown file (or
+    of the fences of `languages`)."""
     lines = path.read_text(encoding="utf-8").split("\n")
     blocks, i = [], 0
     while i < len(lines):
@@ -43,10 +45,12 @@ def shell_blocks(path) -> list:
         end = i + 1
         while end < len(lines) and not lines[end].startswith("```"):
             end += 1
-        if m.group(1) in SHELL:
+        if m.group(1) in languages:
             before = [line for line in lines[:i] if line.strip()]
             runnable = bool(before) and before[-1].strip() == MARK
-            blocks.append((i + 1, runnable, "\n".join(lines[i + 1:end]) + "\n"))
+            text = "\n".join(lines[i + 1:end]) + "\n"
+            blocks.append((i + 1, runnable, text if m.group(1) in SHELL else
+                           f"python3 - <<'PYTHON'\n{text}PYTHON\n"))
         i = end + 1
     return blocks
 
@@ -110,7 +114,8 @@ def example_commands() -> list:
 
 def runnable_blocks() -> list:
     return [pytest.param(text, id=f"{path.relative_to(ROOT)}:{line}")
-            for path in documents() for line, runnable, text in shell_blocks(path) if runnable]
+            for path in documents() for line, runnable, text in shell_blocks(path, LANGUAGES)
+            if runnable]
 
 
 def test_the_site_builds_strictly(tmp_path):
