@@ -1,7 +1,8 @@
 """Every subcommand of `wasp`, `wasp-tune` and `wasp-match` given a file it cannot use: a
 missing file, a directory, a binary file, an empty file and a file of the wrong kind. Each must
-end with one line on stderr naming the file, and the exit code of README's table ("Exit codes":
-1 for a file that cannot be used, 2 for a bad command line), never with a traceback."""
+end with one line on stderr naming the file, and the exit code of the table in
+docs/exit-codes.md (1 for a file that cannot be used, 2 for a bad command line), never with a
+traceback."""
 
 import os
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 from tests.conftest import DATA, ROOT
 
 KINDS = ("missing", "directory", "binary", "empty", "wrong")
-EXIT_CODES = {0, 1, 2, 130}  # README: "Exit codes"
+EXIT_CODES = {0, 1, 2, 130}  # docs/exit-codes.md
 
 EPD = str(DATA / "tuner_quiet_200.epd")
 PGN = str(DATA / "tuner_games_5.pgn")
