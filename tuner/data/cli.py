@@ -123,8 +123,7 @@ def loop_parser():
     d = LoopConfig()
     p = ArgumentParser(
         prog="wasp-tune loop",
-        description="Self-play -> labelled set -> tuning -> SPRT of tuned against the start (the "
-                    "built-in evaluation, or -start).",
+        description="Self-play -> labelled set -> tuning -> SPRT of tuned against its start.",
         epilog=LOOP_EXAMPLES)
     add_run_dir(p, help="the loop directory")
     add_resume(p, help="go on with the loop in DIR (its saved settings; running the same "

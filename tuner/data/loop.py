@@ -386,7 +386,7 @@ def _finite(x):
 
 
 def _num(x, spec, undefined="undefined") -> str:
-    return undefined if _finite(x) is None else format(x, spec)
+    return undefined if _finite(x) is None else format(x + 0.0, spec)  # 0.0, never -0.0
 
 
 def _elo_text(r) -> str:
@@ -397,8 +397,8 @@ def _elo_text(r) -> str:
             "every game lost" if score == 0 else "too few games"
         return f"Elo undefined ({why})"
     err = "undefined (too few games)" if _finite(r["sprt_elo_error"]) is None else \
-        f"{r['sprt_elo_error']:.1f}"
-    return f"Elo {r['sprt_elo']:+.1f} +/- {err}"
+        _num(r["sprt_elo_error"], ".1f")
+    return f"Elo {_num(r['sprt_elo'], '+.1f')} +/- {err}"
 
 
 def report_text(r) -> str:
@@ -437,7 +437,8 @@ def closing_summary(r, loop_dir) -> str:
     report = os.path.join(loop_dir, "report.json")
     return "\n".join([
         f"summary: {r['selfplay_games']} self-play games -> {r['positions']} positions -> "
-        f"{r['passes']} tuning passes from {start} ({r['changed_weights']} weights changed) "
+        f"{r['passes']} tuning pass{'' if r['passes'] == 1 else 'es'} from {start} "
+        f"({r['changed_weights']} weights changed) "
         f"-> {r['sprt_games']} games of tuned vs {r.get('opponent', 'wasp-default')[5:]}",
         f"  E valid {r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f} "
         f"({_num(_pct(r['E_valid_after'], r['E_valid_before']), '+.1f')} %); "

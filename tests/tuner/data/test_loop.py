@@ -270,3 +270,22 @@ def test_a_bad_start_is_one_line_and_exit_1(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "-start" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "q").exists()
+
+
+def test_a_start_file_is_copied_and_is_the_matchs_opponent(tmp_path):
+    """-start FILE (relative): self-play, tuning and the match's opponent all use its values."""
+    from tuner.data.loop import start_weights
+
+    P.save(start_weights("material*0.3"), tmp_path / "mine.txt")
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "loop", "-dir", "s", "-start",
+                        "mine.txt", "-games", "4", "-nodes", "200", "-valid", "0.5", "-params",
+                        "tempo", "-max-passes", "1", "-sprt-games", "4", "-sprt-nodes", "200",
+                        "-quiet"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    loop_dir = tmp_path / "s"
+    assert json.loads((loop_dir / "loop.json").read_text())["start"] == str(tmp_path / "mine.txt")
+    assert (P.load(loop_dir / "start.txt") == P.load(tmp_path / "mine.txt")).all()
+    config = json.loads((loop_dir / "sprt" / "match" / "config.json").read_text())
+    assert config["engines"][1]["options"]["EvalFile"] == str(loop_dir / "start.txt")
+    assert json.loads((loop_dir / "report.json").read_text())["opponent"] == "wasp-start"
+    assert "tuned vs start" in r.stdout
