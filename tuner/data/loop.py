@@ -396,8 +396,9 @@ def _elo_text(r) -> str:
         why = "no games" if score is None else "every game won" if score == 1 else \
             "every game lost" if score == 0 else "too few games"
         return f"Elo undefined ({why})"
-    err = "undefined (too few games)" if _finite(r["sprt_elo_error"]) is None else \
-        _num(r["sprt_elo_error"], ".1f")
+    err = _num(r["sprt_elo_error"], ".1f")
+    if _finite(r["sprt_elo_error"]) is None:  # the 95 % interval of the score leaves 0..1
+        err += f" (the 95 % interval reaches a score of {1 if r['sprt_score'] > 0.5 else 0})"
     return f"Elo {_num(r['sprt_elo'], '+.1f')} +/- {err}"
 
 

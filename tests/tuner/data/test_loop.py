@@ -239,7 +239,10 @@ def test_report_text_and_summary_say_undefined_figures_in_words():
            "sprt_llr": 0.0, "sprt_bounds": [-2.94, 2.94], "sprt_pentanomial": [0, 0, 4, 0, 0]}
     text = report_text(rep) + closing_summary(rep, "loops/q")
     assert "nan" not in text and "None" not in text
-    assert "Elo +0.0 +/- undefined (too few games)" in text
+    assert "Elo +0.0 +/- undefined (the 95 % interval reaches a score of 0)" in text
+    high = {**rep, "sprt_score": 0.958, "sprt_elo": 544.7}
+    assert "Elo +544.7 +/- undefined (the 95 % interval reaches a score of 1)" in \
+        closing_summary(high, "loops/q")
     assert "SPRT tuned vs start" in text and "no difference" in text
     won = {**rep, "sprt_score": 1.0, "sprt_elo": None, "sprt_llr": 2.1}
     assert "Elo undefined (every game won)" in closing_summary(won, "loops/q")
