@@ -420,12 +420,38 @@ def draw_ratio(counts: Sequence[float]) -> float:
 # --------------------------------------------------------------------------- reporting ----
 
 
-def _fmt(x: float, spec: str) -> str:
-    """Format like {fmt}: NaN with the sign bit set prints as ``-nan``."""
+UNDEFINED = "undefined"
+
+
+def format_stat(x: float, spec: str) -> str:
+    """`x` formatted by `spec`, or the word ``undefined`` for a statistic the sample leaves
+    undefined (NaN: 0/0, a zero spread, an error bar reaching outside scores 0..1); a zero
+    prints without a sign."""
     x = float(x)
-    if math.isnan(x):
-        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
-    return format(x, spec)
+    return UNDEFINED if math.isnan(x) else format(x + 0.0, spec)
+
+
+def why_undefined(counts: Sequence[float]) -> str:
+    """Why nElo and the LOS are undefined for `counts` with no spread (every pair, or every
+    game, scored the same): the words shown after ``undefined``."""
+    c = _as_counts(counts)
+    if np.count_nonzero(c) == 1 and c[len(c) // 2] > 0:
+        return "no decisive pairs" if len(c) == 5 else "every game drawn"
+    return "every pair scored the same" if len(c) == 5 else "every game had the same result"
+
+
+def elo_lines(counts: Sequence[float], draw_ratio_text: str) -> list[str]:
+    """The Elo/nElo line and the LOS line (ending with `draw_ratio_text`) of a report, with
+    undefined figures in words."""
+    e, err, los = elo(counts)
+    ne, nerr = nelo(counts)
+    if math.isnan(ne):
+        nelo_text = f"nElo: {UNDEFINED} ({why_undefined(counts)})"
+    else:
+        nelo_text = f"nElo: {format_stat(ne, '.2f')} +/- {format_stat(nerr, '.2f')}"
+    return [f"Elo: {format_stat(e, '.2f')} +/- {format_stat(err, '.2f')}, {nelo_text}",
+            f"LOS: {format_stat(los * 100.0, '.2f')}{'' if math.isnan(los) else ' %'}, "
+            f"{draw_ratio_text}"]
 
 
 def _as_int_counts(values: Sequence[float], name: str, length: int) -> list[int]:
@@ -479,8 +505,9 @@ def format_report(
 
     Elo, nElo and LOS come from the pentanomial counts (:func:`elo`, :func:`nelo`);
     ``PairsRatio = (WD + WW) / (LL + LD)``; the LLR line is present only when ``elo0`` and
-    ``elo1`` are given (``model`` as in :func:`llr`). Divisions by zero print ``inf``/``nan`` as
-    fastchess does. Lines are joined by ``"\\n"`` with no trailing newline.
+    ``elo1`` are given (``model`` as in :func:`llr`). Divisions by zero print ``inf`` as
+    fastchess does, and where fastchess prints ``nan`` this prints ``undefined`` (nElo with
+    the reason, :func:`why_undefined`). Lines are joined by ``"\\n"`` with no trailing newline.
 
     ``wdl`` is the trinomial game count as ``(wins, draws, losses)`` -- note the order, which
     follows the parameter's name -- or a mapping with keys ``wins``/``draws``/``losses``.
@@ -527,16 +554,10 @@ def format_report(
             f"{'wdl' if wdl is not None else 'counts_penta'}"
         )
 
-    e, err, los = elo(penta)
-    ne, nerr = nelo(penta)
     pairs_ratio = _div(wd + ww, ll + ld)
-    lines = [
-        f"Elo: {_fmt(e, '.2f')} +/- {_fmt(err, '.2f')}, "
-        f"nElo: {_fmt(ne, '.2f')} +/- {_fmt(nerr, '.2f')}",
-        f"LOS: {_fmt(los * 100.0, '.2f')} %, DrawRatio: {_fmt(draw_ratio(penta), '.2f')} %, "
-        f"PairsRatio: {_fmt(pairs_ratio, '.2f')}",
-    ]
-    tail = f"Points: {points:.1f} ({_fmt(points / n_games * 100.0, '.2f')} %)"
+    lines = elo_lines(penta, f"DrawRatio: {format_stat(draw_ratio(penta), '.2f')} %, "
+                             f"PairsRatio: {format_stat(pairs_ratio, '.2f')}")
+    tail = f"Points: {points:.1f} ({format_stat(points / n_games * 100.0, '.2f')} %)"
     if w is not None:
         lines.append(f"Games: {n_games}, Wins: {w}, Losses: {lo}, Draws: {d}, {tail}")
     else:
@@ -546,13 +567,14 @@ def format_report(
         wl_, dd_ = _as_int_counts(wl_dd, "wl_dd (WL, DD)", 2)
         if wl_ + dd_ != mid:
             raise ValueError(f"wl_dd={tuple(wl_dd)} must add up to counts_penta[2]={mid}")
-        ptnml += f", WL/DD Ratio: {_fmt(_div(wl_, dd_), '.2f')}"
+        ptnml += f", WL/DD Ratio: {format_stat(_div(wl_, dd_), '.2f')}"
     lines.append(ptnml)
     if elo0 is not None and elo1 is not None:
         lower, upper = bounds(alpha, beta)
         value = llr(penta, elo0, elo1, model)
         lines.append(
-            f"LLR: {_fmt(value, '.2f')} ({_fmt(llr_fraction(value, alpha, beta), '.1f')}%) "
+            f"LLR: {format_stat(value, '.2f')} "
+            f"({format_stat(llr_fraction(value, alpha, beta), '.1f')}%) "
             f"({lower:.2f}, {upper:.2f}) [{float(elo0):.2f}, {float(elo1):.2f}]"
         )
     return "\n".join(lines)

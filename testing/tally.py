@@ -69,12 +69,9 @@ class Encounter:
         if not self.games:
             return "No games yet"
         tri = self.trinomial()
-        e, err, los = sprt.elo(tri)
-        ne, nerr = sprt.nelo(tri)
         pts = self.wins + 0.5 * self.draws
         lines = [
-            f"Elo: {e:.2f} +/- {err:.2f}, nElo: {ne:.2f} +/- {nerr:.2f}",
-            f"LOS: {los * 100:.2f} %, DrawRatio: {100.0 * self.draws / self.games:.2f} %",
+            *sprt.elo_lines(tri, f"DrawRatio: {100.0 * self.draws / self.games:.2f} %"),
             f"Games: {self.games}, Wins: {self.wins}, Losses: {self.losses}, "
             f"Draws: {self.draws}, Points: {pts:.1f} ({100.0 * pts / self.games:.2f} %)",
         ]
@@ -83,14 +80,18 @@ class Encounter:
             lo, hi = sprt.bounds(sprt_cfg.alpha, sprt_cfg.beta)
             frac = sprt.llr_fraction(value, sprt_cfg.alpha, sprt_cfg.beta)
             lines.append(
-                f"LLR: {value:.2f} ({frac:.1f}%) ({lo:.2f}, {hi:.2f}) "
+                f"LLR: {sprt.format_stat(value, '.2f')} ({sprt.format_stat(frac, '.1f')}%) "
+                f"({lo:.2f}, {hi:.2f}) "
                 f"[{sprt_cfg.elo0:.2f}, {sprt_cfg.elo1:.2f}]"
             )
         return "\n".join(lines)
 
 
 def _f(x: float, spec: str = ".1f") -> str:
-    return format(x, spec) if math.isfinite(x) else str(x)
+    """A table cell: inf as such, NaN as the word undefined."""
+    from .sprt import format_stat
+
+    return format_stat(x, spec) if not math.isinf(x) else str(x)
 
 
 def rating_table(names: list[str], encounters: dict[tuple[int, int], Encounter]) -> str:

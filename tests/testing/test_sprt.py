@@ -11,6 +11,7 @@ rounds to the published digits (``rounds_to``), i.e. to within half a unit of th
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -20,11 +21,11 @@ from hypothesis import strategies as st
 from testing.sprt import (
     NELO_DIVIDED_BY_NT,
     Z95,
-    _fmt,
     bounds,
     draw_ratio,
     elo,
     format_report,
+    format_stat,
     llr,
     llr_fraction,
     nelo,
@@ -338,9 +339,10 @@ def test_empty_sample_has_no_elo():
 # ------------------------------------------------------------------------------ report ----
 
 
-def _nan_unsigned(text: str) -> str:
-    # The sign fastchess shows on a NaN ("-nan") depends on the CPU's default NaN.
-    return text.replace("-nan", "nan")
+def _in_words(text: str) -> str:
+    """A fastchess block as we print it: its NaNs ("nan", or "-nan" on most CPUs) as the
+    word "undefined"."""
+    return re.sub(r"-?nan\b", "undefined", text)
 
 
 # Complete blocks printed by fastchess (-report penta=true, default model "normalized"), minus
@@ -454,7 +456,7 @@ FASTCHESS_BLOCKS = [
 @pytest.mark.parametrize("penta, wdl, elo0, elo1, alpha, beta, text", FASTCHESS_BLOCKS)
 def test_report_reproduces_published_fastchess_blocks(penta, wdl, elo0, elo1, alpha, beta, text):
     got = format_report(penta, elo0, elo1, alpha, beta, "normalized", wdl=wdl)
-    assert _nan_unsigned(got) == _nan_unsigned(text)
+    assert got == _in_words(text)
 
 
 def test_report_llr_value_of_older_block_without_percentage():
@@ -526,8 +528,24 @@ def test_report_validation():
         format_report(penta, wdl={"wins": 1, "draws": 7})
 
 
-def test_nan_formatting_keeps_fmt_sign():
-    assert _fmt(math.copysign(math.nan, -1.0), ".2f") == "-nan"
-    assert _fmt(math.nan, ".2f") == "nan"
-    assert _fmt(-math.inf, ".2f") == "-inf"
-    assert _fmt(1.005, ".2f") == format(1.005, ".2f")
+def test_undefined_statistics_print_as_words():
+    assert format_stat(math.copysign(math.nan, -1.0), ".2f") == "undefined"
+    assert format_stat(math.nan, ".2f") == "undefined"
+    assert format_stat(-math.inf, ".2f") == "-inf"
+    assert format_stat(-0.0, ".2f") == "0.00"
+    assert format_stat(1.005, ".2f") == format(1.005, ".2f")
+
+
+def test_report_of_all_drawn_pairs_says_why_nelo_is_undefined():
+    text = format_report([0, 0, 4, 0, 0], 0, 10)
+    assert "nan" not in text
+    assert text.splitlines()[:2] == [
+        "Elo: 0.00 +/- 0.00, nElo: undefined (no decisive pairs)",
+        "LOS: undefined, DrawRatio: 100.00 %, PairsRatio: undefined"]
+
+
+def test_report_of_all_won_pairs_has_no_error_bar():
+    text = format_report([0, 0, 0, 0, 3], 0, 10, wdl=(6, 0, 0))
+    assert "nan" not in text
+    assert text.splitlines()[0] == "Elo: inf +/- undefined, nElo: inf +/- undefined"
+    assert "WL/DD Ratio: undefined" in text

@@ -27,7 +27,8 @@ exit codes: 0 ok, 1 a file that cannot be used (or no positions in it), 2 a bad 
 """
 
 LOOP_EXAMPLES = """examples:
-  wasp-tune loop --quick -dir loops/q          # a few minutes on 2 cores: the pipeline check
+  wasp-tune loop --quick -dir loops/q          # a few minutes on 2 cores: tuned beats its start
+  wasp-tune loop -dir loops/s -start my-params.txt -games 200 -sprt-games 200
   wasp-tune loop -dir loops/night -games 4000 -nodes 2000 -max-passes 3 -sprt-games 2000
   wasp-tune loop -dir loops/night              # after a kill: completed stages are reused
   wasp-tune loop -dir loops/n2 -method adam -params '!pst_*' -reg 3e-4 -min-count 500 \\
@@ -35,10 +36,11 @@ LOOP_EXAMPLES = """examples:
 
 Stages (subdirectories of -dir): games/ (self-play, match runner), data/ (train.epd,
 valid.epd split by game), tune/ (a tuner run directory; tune/nonlinear/ the -then-binary
-run), sprt/ (tuned against default with option.EvalFile= the last run's params.txt), then
-report.json. Settings are saved in loop.json on the first run; later runs read them from
-there. The report gives E of the training and validation sets before and after tuning and
-says so when the validation E rose.
+run), sprt/ (tuned, with option.EvalFile= the last run's params.txt, against the start:
+the built-in values or -start's, written to start.txt), then report.json. Settings are saved
+in loop.json on the first run; later runs read them from there. The report gives E of the
+training and validation sets before and after tuning (and says so when the validation E rose)
+and the match's score and Elo; the run ends on a summary of them.
 
 exit codes: 0 ok, 1 a file that cannot be used or a stage that failed, 2 a bad command line
 """
@@ -90,15 +92,16 @@ def loop_parser():
     d = LoopConfig()
     p = ArgumentParser(
         prog="wasp-tune loop",
-        description="Self-play -> labelled set -> tuning -> SPRT of tuned against default.",
+        description="Self-play -> labelled set -> tuning -> SPRT of tuned against its start.",
         epilog=LOOP_EXAMPLES)
     add_run_dir(p, help="the loop directory")
     add_resume(p, help="go on with the loop in DIR (its saved settings; running the same "
                        "command again does too)")
     p.add_argument("-quick", action="store_true",
-                   help="tiny sizes (24 games at 400 nodes plus the shipped sample's 600, "
-                        "material only, 8 SPRT games): a pipeline check that runs in a few "
-                        "minutes")
+                   help="the first run: from the material values cut to 30 %% (-start "
+                        "material*0.3), 24 games at 400 nodes plus the shipped sample's 600, "
+                        "material and tempo tuned, then an SPRT (0 against 50 nElo, at most "
+                        "100 games at 2000 nodes) of tuned against that start; a few minutes")
     p.add_argument("-until", choices=["games", "data", "tune", "sprt"],
                    help="stop after this stage")
     p.add_argument("-quiet", action="store_true",
@@ -129,7 +132,11 @@ def loop_parser():
             ("sprt-tc", str, "SPRT time control instead of nodes"),
             ("elo0", float, "SPRT H0 (nElo, default %(default)s)"),
             ("elo1", float, "SPRT H1 (nElo, default %(default)s)"),
-            ("seed", int, "seed (default %(default)s)")):
+            ("seed", int, "seed (default %(default)s)"),
+            ("start", str, "the evaluation to start from (self-play, tuning and the match's "
+                           "opponent): a parameter file, or material*F for the built-in values "
+                           "with the material scaled by F (default: the built-in values; "
+                           "--quick: material*0.3)")):
         attr = name.replace("-", "_")
         p.add_argument(f"-{name}", type=typ, default=None, dest=attr,
                        help=help_.replace("%(default)s", str(getattr(d, attr))))
@@ -267,6 +274,15 @@ def cmd_loop(argv):
             _check_pgn(path)
         config.extra_data = [os.path.abspath(p) for p in args.data]
     _check_openings(args.openings)
+    if args.start:
+        from tuner.data.loop import start_weights
+
+        try:
+            start_weights(args.start)
+        except ValueError as e:
+            raise CliError(f"-start: {e}") from None
+        if os.path.isfile(args.start):
+            config.start = os.path.abspath(args.start)
     if args.params or args.then_binary:
         from tuner.methods import select_weights
 
@@ -293,7 +309,9 @@ def cmd_loop(argv):
     except (RuntimeError, ValueError, OSError) as e:
         raise CliError(e) from None
     if rep is not None:
-        print(f"done: {os.path.join(directory, 'report.json')}")
+        from tuner.data.loop import closing_summary
+
+        print(closing_summary(rep, directory))
     return 0
 
 
