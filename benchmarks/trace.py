@@ -43,7 +43,7 @@ def synthetic(n, terms, coefs, seed=1):
 
     rng = np.random.default_rng(seed)
     offsets = np.arange(n + 1, dtype=np.int64) * coefs
-    idx = rng.integers(0, terms, size=n * coefs).astype(np.int32)
+    idx = rng.integers(0, terms, size=n * coefs).astype(np.int16)
     coef = rng.integers(-3, 4, size=n * coefs).astype(np.float32)
     phase = rng.random(n)
     mg_scale = np.ones(n)

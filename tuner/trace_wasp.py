@@ -58,7 +58,7 @@ def wasp_trace(W, leaves, threads=None):
         bad = int(wl.idx[np.argmax(idx < 0)])
         raise ValueError(f"weight {bad} is traced but is not a linear parameter's")
     mg_of, eg_of, n_weights = weight_layout([len(t) == 3 for t in terms])
-    ls = LinearSet(wl.offsets, idx.astype(np.int32), wl.coef, wl.phase, wl.mg_scale,
+    ls = LinearSet(wl.offsets, idx.astype(np.int16), wl.coef, wl.phase, wl.mg_scale,
                    wl.eg_scale, fixed, mg_of, eg_of, n_weights)
     return terms, ls, evals
 
