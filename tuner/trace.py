@@ -130,6 +130,22 @@ def _line_end(buf, i, end):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _digits(buf, i, end, cap):
+    """(value of the first `cap` digits, number of digits, next index) of the digits at i."""
+    v = np.int64(0)
+    nd = 0
+    while i < end:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            break
+        if nd < cap:
+            v = v * 10 + d
+        nd += 1
+        i += 1
+    return v, nd, i
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _fast_number(buf, i, end):
     """`_number`, with a fast path for the common short integer ([-]digits, then a token
     end); anything else is read again by `_number`."""
@@ -138,15 +154,7 @@ def _fast_number(buf, i, end):
     if i < end and buf[i] == 45:
         neg = True
         i += 1
-    v = np.int64(0)
-    nd = 0
-    while i < end:
-        d = np.int64(buf[i]) - 48
-        if d < 0 or d > 9:
-            break
-        v = v * 10 + d
-        nd += 1
-        i += 1
+    v, nd, i = _digits(buf, i, end, 16)
     if 0 < nd <= 15 and _token_end(buf, i, end):
         return (-float(v) if neg else float(v)), i, True
     return _number(buf, s, end)
@@ -196,16 +204,7 @@ def _parse_line(buf, i, end, n_terms, j, k, head, offsets, idx, coef, aux):
         return E_BAR, i
     i = _skip_ws(buf, i + 1, end)
     while not _line_end(buf, i, end):
-        t = np.int64(0)
-        nd = 0
-        while i < end:
-            d = np.int64(buf[i]) - 48
-            if d < 0 or d > 9:
-                break
-            if nd < 10:
-                t = t * 10 + d
-            nd += 1
-            i += 1
+        t, nd, i = _digits(buf, i, end, 10)
         if nd == 0 or i >= end or buf[i] != COLON:
             return E_PAIR, i
         if nd >= 10 or t >= n_terms:
@@ -420,12 +419,21 @@ def weight_layout(tapered):
 
 
 def _fmt(v, as_float=True) -> str:
+    """An integer as one; else rounded to 6 decimals (params files) or, for a trace,
+    the shortest decimal that reads back as the same float (`_exact`)."""
     if not as_float:
         return str(int(round(v)))
     v = float(v)
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return repr(round(v, 6))
+
+
+def _exact(v) -> str:
+    v = float(v)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
 
 
 def format_terms(names, tapered, mg, eg, as_float=False) -> str:
@@ -749,7 +757,7 @@ class TraceWriter:
         self._f = open(self.path, "w", encoding="utf-8")
         self._f.write(f"{MAGIC} {VERSION}\nterms {self.n_terms}\n")
         for t in self.terms:
-            self._f.write(" ".join([str(t[0])] + [_fmt(v) for v in t[1:]]) + "\n")
+            self._f.write(" ".join([str(t[0])] + [_exact(v) for v in t[1:]]) + "\n")
         self._f.write("positions\n")
 
     def __repr__(self):
@@ -776,9 +784,10 @@ class TraceWriter:
             i = int(i)
             if not 0 <= i < self.n_terms:
                 raise ValueError(f"term index {i} out of range (0..{self.n_terms - 1})")
-            parts.append(f"{i}:{_fmt(c)}")
-        self._f.write(f"{_fmt(result)} {_fmt(phase)} {_fmt(mg_scale)} {_fmt(eg_scale)} "
-                      f"{_fmt(fixed)} {_fmt(eval)} | {' '.join(parts)}\n")
+            parts.append(f"{i}:{_exact(c)}")
+        self._f.write(f"{_exact(result)} {_exact(phase)} {_exact(mg_scale)} "
+                      f"{_exact(eg_scale)} {_exact(fixed)} {_exact(eval)} | "
+                      f"{' '.join(parts)}\n")
         self.count += 1
 
     def close(self):
