@@ -182,6 +182,8 @@ class _Session:
     q_start: tuple | None = None  # qsearch scores of the starting W (pass 0's row)
     traces: object = None  # sparse traces of the leaves (gradient methods)
     gstate: object = None  # the gradient method's float weights and moments
+    linear_e: object = None  # the coordinate methods' objective of the linear weights
+    linear_leaves: object = None  # the leaves it was built on
 
     def seconds(self) -> float:
         return round(time.time() - self.t_start, 3)
@@ -398,6 +400,9 @@ class Run:
             indices = np.asarray(self.state.frequent, dtype=np.int64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
+        if not gradient:  # term by term (opening, endgame), as `wasp-tune trace` goes
+            indices = np.asarray(sorted(indices, key=lambda i: (P.PARAM_OF[i], P.ELEMENT_OF[i],
+                                                                P.PHASE_OF[i])), dtype=np.int64)
         return _Session(train, valid, sc, self.K, gradient, indices,
                         np.array(self.state.W0, dtype=np.float64),
                         time.time() - self.state.elapsed)
@@ -439,10 +444,29 @@ class Run:
         self._save()
         log(f"start: E train {e_t:.6f} valid {e_v:.6f} (qsearch {eq_t:.6f} / {eq_v:.6f})")
 
-    def _objective(self, s: _Session):
-        """The training E at the leaves plus the L2 pull toward the starting weights."""
+    def _linear_e(self, s: _Session, W):
+        """The objective of the linear weights at the training leaves: the trace tuner's
+        (`tuner.trace_wasp.WaspLinearE`), built on the leaves' trace at the weights they were
+        resolved with (the non-linear ones as in W), again when either changes."""
+        lin = s.linear_e
+        if lin is None or s.linear_leaves is not s.leaves_t or not lin.serves(W):
+            from tuner.trace_wasp import WaspLinearE
+
+            Wb = np.where(P.LINEAR, s.W_resolved, W)
+            lin = s.linear_e = WaspLinearE(Wb, s.leaves_t, s.train.results, s.K,
+                                           self.config.threads)
+            s.linear_leaves = s.leaves_t
+        lin.commit(W)
+        return lin
+
+    def _objective(self, s: _Session, W, i):
+        """The training E at the leaves that settles weight i, plus the L2 pull toward the
+        starting weights: a linear weight's through the trace tuner's linear model of the
+        leaves (so `wasp-tune run` and `wasp-tune trace` of Wasp's trace are one tuner), a
+        non-linear one's from the evaluation itself."""
         c = self.config
-        return lambda Wx: s.e_train(Wx) + M.penalty(Wx, s.W0, c.reg, s.indices)
+        score = self._linear_e(s, W) if P.LINEAR[i] else s.e_train
+        return lambda Wx: score(Wx) + M.penalty(Wx, s.W0, c.reg, s.indices)
 
     def _gradient_epoch(self, s: _Session, log):
         """A gradient method's pass: one epoch over the training leaves, then a checkpoint of
@@ -486,22 +510,21 @@ class Run:
 
         c, st, p = self.config, self.state, self.state.passes
         W = self.W
-        objective = self._objective(s)
-        e = objective(W)
         bar = tqdm(total=len(s.indices), initial=st.cursor, disable=not progress,
                    desc=f"pass {p + 1}", unit="param", dynamic_ncols=True)
         evals = 0
-
-        def counted(Wx):
-            nonlocal evals
-            evals += 1
-            return objective(Wx)
-
         for k in range(st.cursor, len(s.indices)):
             i = int(s.indices[k])
-            old, new, e = M.tune_parameter(c.method, counted, W, i, e, c.partial)
+            objective = self._objective(s, W, i)
+
+            def counted(Wx, objective=objective):
+                nonlocal evals
+                evals += 1
+                return objective(Wx)
+
+            old, new, _ = M.tune_parameter(c.method, counted, W, i, objective(W), c.partial)
             e_v = s.e_valid(W)
-            e_plain = e - M.penalty(W, s.W0, c.reg, s.indices)  # history: E itself
+            e_plain = s.e_train(W)  # history: E itself, of the evaluation at the leaves
             self._history_row(s, p + 1, M.weight_label(i), old, new, e_plain, e_v)
             st.cursor = k + 1
             st.moved += int(new != old)

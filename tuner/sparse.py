@@ -121,7 +121,7 @@ class LinearSet:
     """
 
     offsets: np.ndarray  # int64 [n + 1]
-    idx: np.ndarray  # int32 [nnz]
+    idx: np.ndarray  # int16 [nnz] (int32 beyond 32,767 terms)
     coef: np.ndarray  # float32 [nnz]
     phase: np.ndarray  # float64 [n], 1 = all opening
     mg_scale: np.ndarray  # float64 [n]
@@ -163,7 +163,7 @@ def wasp_linear(traces) -> LinearSet:
     fixed = np.where(special, extra[:, X_FINAL].astype(np.float64), fixed)
     coef = (cnt[:, 0].astype(np.float32) - cnt[:, 1].astype(np.float32))
     eg_of = np.where(P.EG_INDEX >= 0, P.EG_INDEX, np.arange(P.N_WEIGHTS)).astype(np.int64)
-    return LinearSet(np.ascontiguousarray(offsets, dtype=np.int64), idx.astype(np.int32),
+    return LinearSet(np.ascontiguousarray(offsets, dtype=np.int64), idx.astype(np.int16),
                      coef, phase, scale, scale.copy(), fixed,
                      np.arange(P.N_WEIGHTS, dtype=np.int64), eg_of, P.N_WEIGHTS)
 

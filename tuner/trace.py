@@ -18,6 +18,7 @@ a binary cache beside the trace (``TRACE.cache.npz``, keyed by its size, mtime a
 ends) for the next run.
 """
 
+import contextlib
 import hashlib
 import math
 import os
@@ -30,7 +31,7 @@ from tuner.sparse import LinearSet, linear_scores
 
 MAGIC = "# wasp-trace"
 VERSION = 1
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 CACHE_SUFFIX = ".cache.npz"
 
 NL, CR, SPACE, TAB, HASH, BAR, COLON = 10, 13, 32, 9, 35, 124, 58
@@ -117,7 +118,47 @@ def _number(buf, i, end):
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _token_end(buf, i, end):
-    return i >= end or buf[i] == SPACE or buf[i] == TAB
+    """Whether a token ends at i: a blank, a line end or the end of the piece."""
+    return i >= end or buf[i] == SPACE or buf[i] == TAB or buf[i] == NL or buf[i] == CR
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _line_end(buf, i, end):
+    """Whether the line ends at i (a newline, CR newline, or the end of the piece)."""
+    if i >= end or buf[i] == NL:
+        return True
+    return buf[i] == CR and (i + 1 >= end or buf[i + 1] == NL)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _digits(buf, i, end, cap):
+    """(value of the first `cap` digits, number of digits, next index) of the digits at i."""
+    v = np.int64(0)
+    nd = 0
+    while i < end:
+        d = np.int64(buf[i]) - 48
+        if d < 0 or d > 9:
+            break
+        if nd < cap:
+            v = v * 10 + d
+        nd += 1
+        i += 1
+    return v, nd, i
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _fast_number(buf, i, end):
+    """`_number`, with a fast path for the common short integer ([-]digits, then a token
+    end); anything else is read again by `_number`."""
+    s = i
+    neg = False
+    if i < end and buf[i] == 45:
+        neg = True
+        i += 1
+    v, nd, i = _digits(buf, i, end, 16)
+    if 0 < nd <= 15 and _token_end(buf, i, end):
+        return (-float(v) if neg else float(v)), i, True
+    return _number(buf, s, end)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -132,57 +173,61 @@ def _result(buf, i, end):
             and buf[i + 2] == 50 and buf[i + 3] == 45 and buf[i + 4] == 49 \
             and buf[i + 5] == 47 and buf[i + 6] == 50:
         return 0.5, i + 7, True
-    v, i2, ok = _number(buf, i, end)
+    v, i2, ok = _fast_number(buf, i, end)
     if not ok or not _token_end(buf, i2, end) or v < 0.0 or v > 1.0:
         return 0.0, i2, False
     return v, i2, True
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _parse_line(buf, i, end, n_terms, j, k, head, idx, coef, aux):
-    """Parse one position line into head[j] (the six numbers) and idx/coef from k; returns
-    (error code, next k); aux[0] the field or index the error is about."""
+def _parse_line(buf, i, end, n_terms, j, k, head, offsets, idx, coef, aux):
+    """Parse the position line at i (up to its line end) into head[f][j] (the six numbers),
+    idx/coef from k and offsets[j + 1]; returns (error code, next byte after the line's
+    content); aux[0] the field or index an error is about."""
     v, i, ok = _result(buf, i, end)
     if not ok:
-        return E_RESULT, k
-    head[j, 0] = v
+        return E_RESULT, i
+    head[0][j] = v
     for f in range(1, 6):
         i = _skip_ws(buf, i, end)
-        if i >= end or buf[i] == BAR:
+        if _line_end(buf, i, end) or buf[i] == BAR:
             aux[0] = f
-            return E_FIELDS, k
-        v, i, ok = _number(buf, i, end)
+            return E_FIELDS, i
+        v, i, ok = _fast_number(buf, i, end)
         if not ok or not _token_end(buf, i, end):
             aux[0] = f
-            return E_NUMBER, k
+            return E_NUMBER, i
         if f == 1 and (v < 0.0 or v > 1.0):
-            return E_PHASE, k
-        head[j, f] = v
+            return E_PHASE, i
+        head[f][j] = v
     i = _skip_ws(buf, i, end)
-    if i >= end or buf[i] != BAR or not _token_end(buf, i + 1, end):
-        return E_BAR, k
+    if _line_end(buf, i, end) or buf[i] != BAR or not _token_end(buf, i + 1, end):
+        return E_BAR, i
     i = _skip_ws(buf, i + 1, end)
-    while i < end:
-        t = 0
-        nd = 0
-        while i < end and 48 <= buf[i] <= 57:
-            if nd < 10:
-                t = t * 10 + (buf[i] - 48)
-            nd += 1
-            i += 1
+    while not _line_end(buf, i, end):
+        t, nd, i = _digits(buf, i, end, 10)
         if nd == 0 or i >= end or buf[i] != COLON:
-            return E_PAIR, k
+            return E_PAIR, i
         if nd >= 10 or t >= n_terms:
             aux[0] = t if nd < 10 else -1
-            return E_INDEX, k
-        c, i, ok = _number(buf, i + 1, end)
+            return E_INDEX, i
+        c, i, ok = _fast_number(buf, i + 1, end)
         if not ok or not _token_end(buf, i, end):
-            return E_PAIR, k
+            return E_PAIR, i
         idx[k] = t
         coef[k] = c
         k += 1
         i = _skip_ws(buf, i, end)
-    return E_OK, k
+    offsets[j + 1] = k
+    return E_OK, i
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _after_line(buf, i, end):
+    """The start of the next line (past the newline at or after i)."""
+    while i < end and buf[i] != NL:
+        i += 1
+    return i + 1
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -197,30 +242,55 @@ def _line_bounds(buf, i, end):
     return _skip_ws(buf, i, e2), e2, le + 1
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _zero_bytes(x):
+    """How many of the 8 bytes of x are 0 (exact: no borrow between bytes)."""
+    low7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+    y = ~(((x & low7) + low7) | x | low7)  # the high bit of each zero byte
+    return ((y >> np.uint64(7)) * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
 @njit(cache=True, parallel=True)
-def _count_kernel(buf, starts, ends, lines, pairs):
+def _count_kernel(buf, words, starts, ends, lines, pairs):
     """Per piece: physical lines and colons, bounds of its position lines and INDEX:COEF
-    pairs (a tight loop; comment and blank lines are found by the parser)."""
+    pairs (8 bytes at a time through `words`, buf seen as uint64; comment and blank lines are
+    found by the parser)."""
+    nl_bytes = np.uint64(0x0A0A0A0A0A0A0A0A)
+    colon_bytes = np.uint64(0x3A3A3A3A3A3A3A3A)
     for p in prange(starts.shape[0]):
         i = starts[p]
         end = ends[p]
         nl = 0
         nc = 0
-        for x in range(i, end):
-            b = buf[x]
-            nl += np.int64(b == NL)
-            nc += np.int64(b == COLON)
-        if end > i and buf[end - 1] != NL:
+        while i < end and i % 8:
+            nl += np.int64(buf[i] == NL)
+            nc += np.int64(buf[i] == COLON)
+            i += 1
+        a = np.uint64(0)
+        c = np.uint64(0)
+        for w in range(i // 8, end // 8):
+            x = words[w]
+            a += _zero_bytes(x ^ nl_bytes)
+            c += _zero_bytes(x ^ colon_bytes)
+        nl += np.int64(a)
+        nc += np.int64(c)
+        for y in range(max(i, end // 8 * 8), end):
+            nl += np.int64(buf[y] == NL)
+            nc += np.int64(buf[y] == COLON)
+        if end > starts[p] and buf[end - 1] != NL:
             nl += 1  # a last line without its newline
         lines[p] = nl
         pairs[p] = nc
 
 
 @njit(cache=True, parallel=True)
-def _parse_kernel(buf, starts, ends, pos_base, pair_base, n_terms, head, lens, idx, coef,
-                  n_pos, n_pairs, err_code, err_line, err_aux):
-    """Parse each piece from its bases; n_pos, n_pairs: what it held (at most the bounds)."""
+def _parse_kernel(buf, starts, ends, pos_base, pair_base, n_terms, results, phase, mg_scale,
+                  eg_scale, fixed, evals, offsets, idx, coef, n_pos, n_pairs, err_code,
+                  err_line, err_aux):
+    """Parse each piece in one pass from its bases (a position's offsets[j + 1] is the global
+    end of its pairs); n_pos, n_pairs: what it held (at most the bounds)."""
     for p in prange(starts.shape[0]):
+        head = (results, phase, mg_scale, eg_scale, fixed, evals)
         i = starts[p]
         end = ends[p]
         j = pos_base[p]
@@ -228,19 +298,21 @@ def _parse_kernel(buf, starts, ends, pos_base, pair_base, n_terms, head, lens, i
         line = 0
         aux = np.zeros(1, dtype=np.int64)
         while i < end:
-            a, e2, nxt = _line_bounds(buf, i, end)
-            if a < e2 and buf[a] != HASH:
-                code, k2 = _parse_line(buf, a, e2, n_terms, j, k, head, idx, coef, aux)
+            a = _skip_ws(buf, i, end)
+            if _line_end(buf, a, end) or buf[a] == HASH:
+                i = _after_line(buf, a, end)
+            else:
+                code, i = _parse_line(buf, a, end, n_terms, j, k, head, offsets, idx, coef,
+                                      aux)
                 if code != E_OK:
                     err_code[p] = code
                     err_line[p] = line
                     err_aux[p] = aux[0]
                     break
-                lens[j] = k2 - k
-                k = k2
+                k = offsets[j + 1]
                 j += 1
+                i = _after_line(buf, i, end)
             line += 1
-            i = nxt
         n_pos[p] = j - pos_base[p]
         n_pairs[p] = k - pair_base[p]
 
@@ -348,12 +420,21 @@ def weight_layout(tapered):
 
 
 def _fmt(v, as_float=True) -> str:
+    """An integer as one; else rounded to 6 decimals (params files) or, for a trace,
+    the shortest decimal that reads back as the same float (`_exact`)."""
     if not as_float:
         return str(int(round(v)))
     v = float(v)
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return repr(round(v, 6))
+
+
+def _exact(v) -> str:
+    v = float(v)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
 
 
 def format_terms(names, tapered, mg, eg, as_float=False) -> str:
@@ -479,6 +560,23 @@ def _cache_key(path):
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _small_pages():
+    """numpy allocating without asking for transparent huge pages (madvise), for the parsed
+    arrays: faulting in huge pages cost five times the system time of small ones on the
+    project's virtual machines (10 M lines: 5 s against 1 s)."""
+    core = getattr(np, "_core", None) or np.core
+    setter = getattr(core.multiarray, "_set_madvise_hugepage", None)
+    if setter is None:
+        yield
+        return
+    before = setter(False)
+    try:
+        yield
+    finally:
+        setter(before)
+
+
 def _pieces(buf, start, n_pieces):
     """Byte ranges of about equal size, cut at line starts."""
     end = len(buf)
@@ -493,6 +591,9 @@ def _pieces(buf, start, n_pieces):
 
 
 def _parse_positions(path, buf, start, n_terms, header_lines):
+    """The position lines as (results, phase, mg_scale, eg_scale, fixed, evals, offsets, idx,
+    coef): one counting pass for the bounds of each piece, then one parsing pass straight into
+    the final arrays (nothing zero-filled; int16 term indices where they fit)."""
     from tuner.error import set_threads
 
     threads = set_threads()
@@ -501,21 +602,20 @@ def _parse_positions(path, buf, start, n_terms, header_lines):
     P = len(starts)
     lines = np.zeros(P, dtype=np.int64)
     pairs = np.zeros(P, dtype=np.int64)
-    _count_kernel(buf, starts, ends, lines, pairs)
+    _count_kernel(buf, buf[:len(buf) // 8 * 8].view(np.uint64), starts, ends, lines, pairs)
     pos_base = np.concatenate([[0], np.cumsum(lines)]).astype(np.int64)
     pair_base = np.concatenate([[0], np.cumsum(pairs)]).astype(np.int64)
     n, nnz = int(pos_base[-1]), int(pair_base[-1])
-    head = np.empty((n, 6), dtype=np.float64)
-    lens = np.empty(n, dtype=np.int64)
-    idx = np.empty(nnz, dtype=np.int32)
-    coef = np.empty(nnz, dtype=np.float32)
-    n_pos = np.zeros(P, dtype=np.int64)
-    n_pairs = np.zeros(P, dtype=np.int64)
-    err_code = np.zeros(P, dtype=np.int64)
-    err_line = np.zeros(P, dtype=np.int64)
-    err_aux = np.zeros(P, dtype=np.int64)
-    _parse_kernel(buf, starts, ends, pos_base, pair_base, np.int64(n_terms), head, lens, idx,
-                  coef, n_pos, n_pairs, err_code, err_line, err_aux)
+    with _small_pages():
+        head = [np.empty(n, dtype=np.float64) for _ in FIELDS]
+        offsets = np.empty(n + 1, dtype=np.int64)
+        idx = np.empty(nnz, dtype=np.int16 if n_terms <= np.iinfo(np.int16).max else np.int32)
+        coef = np.empty(nnz, dtype=np.float32)
+    offsets[0] = 0
+    n_pos, n_pairs, err_code, err_line, err_aux = (np.zeros(P, dtype=np.int64)
+                                                   for _ in range(5))
+    _parse_kernel(buf, starts, ends, pos_base, pair_base, np.int64(n_terms), *head, offsets,
+                  idx, coef, n_pos, n_pairs, err_code, err_line, err_aux)
     bad = np.flatnonzero(err_code)
     if len(bad):
         p = int(bad[0])
@@ -523,16 +623,22 @@ def _parse_positions(path, buf, start, n_terms, header_lines):
         raise TraceError(f"{path}:{lineno}: {_why(int(err_code[p]), int(err_aux[p]), n_terms)}"
                          f": {_line_text(path, lineno)!r}")
     if not (np.array_equal(n_pos, lines) and np.array_equal(n_pairs, pairs)):
-        # comment or blank lines (or colons in them): close the gaps
+        # comment or blank lines (or colons in them): close the gaps between the pieces
         keep = np.concatenate([np.arange(b, b + c) for b, c in zip(pos_base[:-1], n_pos,
                                                                     strict=True)])
-        head, lens = head[keep], lens[keep]
+        first = np.zeros(n + 1, dtype=bool)
+        first[pos_base[:-1]] = True  # a piece's first position starts at its pair base
+        begin = np.where(first[:-1], np.repeat(pair_base[:-1], lines), offsets[:-1])
+        lens = offsets[1:][keep] - begin[keep]
+        head = [h[keep] for h in head]
+        offsets = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
         keep = np.concatenate([np.arange(b, b + c) for b, c in zip(pair_base[:-1], n_pairs,
                                                                     strict=True)])
         idx, coef = idx[keep], coef[keep]
-    if len(lens) == 0:
+    if len(offsets) == 1:
         raise TraceError(f"{path}:{header_lines}: no position lines after 'positions'")
-    return head, lens, idx, coef
+    return (*head, offsets, idx, coef)
 
 
 def _why(code, aux, n_terms):
@@ -561,6 +667,9 @@ def _line_text(path, lineno, width=80):
     return ""
 
 
+CACHED = (*(f.lower() for f in FIELDS), "offsets", "idx", "coef")
+
+
 def read_trace(path, use_cache=True) -> Trace:
     """Parse a trace file (through its binary cache when fresh); TraceError naming the file
     and line of the first problem."""
@@ -572,34 +681,28 @@ def read_trace(path, use_cache=True) -> Trace:
     arrays = None
     if use_cache and os.path.exists(cache):
         try:
-            with np.load(cache) as z:
+            with _small_pages(), np.load(cache) as z:
                 if str(z["key"]) == key:
-                    arrays = (z["head"], z["offsets"], z["idx"], z["coef"])
+                    arrays = tuple(z[name] for name in CACHED)
         except (OSError, ValueError, KeyError):
             arrays = None  # a broken cache: parse again
     if arrays is None:
         buf = _map(path)
-        head, lens, idx, coef = _parse_positions(path, buf, start, len(names), header_lines)
+        arrays = _parse_positions(path, buf, start, len(names), header_lines)
         del buf
-        offsets = np.zeros(len(lens) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        arrays = (head, offsets, idx, coef)
         if use_cache:
             _write_cache(cache, key, arrays)
-    head, offsets, idx, coef = arrays
-    ls = LinearSet(offsets, idx, coef, np.ascontiguousarray(head[:, 1]),
-                   np.ascontiguousarray(head[:, 2]), np.ascontiguousarray(head[:, 3]),
-                   np.ascontiguousarray(head[:, 4]), mg_of, eg_of, n_weights)
-    return Trace(path, names, tapered, mg, eg, np.ascontiguousarray(head[:, 0]),
-                 np.ascontiguousarray(head[:, 5]), ls, header_lines)
+    results, phase, mg_scale, eg_scale, fixed, evals, offsets, idx, coef = arrays
+    ls = LinearSet(offsets, idx, coef, phase, mg_scale, eg_scale, fixed, mg_of, eg_of,
+                   n_weights)
+    return Trace(path, names, tapered, mg, eg, results, evals, ls, header_lines)
 
 
 def _write_cache(cache, key, arrays):
     """Save the parsed arrays beside the trace; a directory we cannot write is no error."""
-    head, offsets, idx, coef = arrays
     tmp = f"{cache}.{os.getpid()}.tmp.npz"
     try:
-        np.savez(tmp, key=np.array(key), head=head, offsets=offsets, idx=idx, coef=coef)
+        np.savez(tmp, key=np.array(key), **dict(zip(CACHED, arrays, strict=True)))
         os.replace(tmp, cache)
     except OSError:
         try:
@@ -673,7 +776,7 @@ class TraceWriter:
         self._f = open(self.path, "w", encoding="utf-8")
         self._f.write(f"{MAGIC} {VERSION}\nterms {self.n_terms}\n")
         for t in self.terms:
-            self._f.write(" ".join([str(t[0])] + [_fmt(v) for v in t[1:]]) + "\n")
+            self._f.write(" ".join([str(t[0])] + [_exact(v) for v in t[1:]]) + "\n")
         self._f.write("positions\n")
 
     def __repr__(self):
@@ -700,9 +803,10 @@ class TraceWriter:
             i = int(i)
             if not 0 <= i < self.n_terms:
                 raise ValueError(f"term index {i} out of range (0..{self.n_terms - 1})")
-            parts.append(f"{i}:{_fmt(c)}")
-        self._f.write(f"{_fmt(result)} {_fmt(phase)} {_fmt(mg_scale)} {_fmt(eg_scale)} "
-                      f"{_fmt(fixed)} {_fmt(eval)} | {' '.join(parts)}\n")
+            parts.append(f"{i}:{_exact(c)}")
+        self._f.write(f"{_exact(result)} {_exact(phase)} {_exact(mg_scale)} "
+                      f"{_exact(eg_scale)} {_exact(fixed)} {_exact(eval)} | "
+                      f"{' '.join(parts)}\n")
         self.count += 1
 
     def close(self):

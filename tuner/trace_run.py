@@ -24,6 +24,7 @@ import numpy as np
 
 from tuner import methods as M
 from tuner.error import error, fit_k
+from tuner.run import _write_atomic
 from tuner.sparse import LinearObjective
 
 PASS_COLUMNS = ["pass", "moved", "e_train", "e_valid", "lr", "time"]
@@ -46,13 +47,6 @@ class TraceConfig:
 
     def passes(self):
         return self.max_passes or (50 if self.method == M.ADAM else 10)
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def weight_keys(trace):

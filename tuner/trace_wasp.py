@@ -12,7 +12,7 @@ exactly and the trace passes the 1 cp check without -no-check.
 
 import numpy as np
 
-from tuner.sparse import LinearSet, linear_scores, sparse_traces, wasp_linear
+from tuner.sparse import LinearObjective, LinearSet, linear_scores, sparse_traces, wasp_linear
 from tuner.trace import weight_layout, write_linear
 from wasp import params as P
 from wasp.evaluate import X_FINAL
@@ -58,7 +58,7 @@ def wasp_trace(W, leaves, threads=None):
         bad = int(wl.idx[np.argmax(idx < 0)])
         raise ValueError(f"weight {bad} is traced but is not a linear parameter's")
     mg_of, eg_of, n_weights = weight_layout([len(t) == 3 for t in terms])
-    ls = LinearSet(wl.offsets, idx.astype(np.int32), wl.coef, wl.phase, wl.mg_scale,
+    ls = LinearSet(wl.offsets, idx.astype(np.int16), wl.coef, wl.phase, wl.mg_scale,
                    wl.eg_scale, fixed, mg_of, eg_of, n_weights)
     return terms, ls, evals
 
@@ -80,3 +80,53 @@ def write_wasp_trace(path, ps, W=None, threads=None, progress=False) -> int:
             bar.update(b - a)
     terms, ls, evals = wasp_trace(W, leaves, threads)
     return write_linear(path, terms, ls, ps.results, evals, progress=progress)
+
+
+def wasp_weight_map():
+    """(trace weight of each Wasp weight in `wasp_trace`'s layout, -1 for a non-linear
+    parameter's; the number of trace weights)."""
+    terms, term_of = wasp_terms(P.default_weights())
+    mg_of, eg_of, n_weights = weight_layout([len(t) == 3 for t in terms])
+    out = np.full(P.N_WEIGHTS, -1, dtype=np.int64)
+    mg = np.flatnonzero(term_of >= 0)
+    out[mg] = mg_of[term_of[mg]]
+    eg = P.EG_INDEX[mg]
+    phased = eg >= 0
+    out[eg[phased]] = eg_of[term_of[mg[phased]]]
+    return out, n_weights
+
+
+class WaspLinearE:
+    """E at fixed leaves of Wasp weight vectors through the trace tuner's objective (a
+    `tuner.sparse.LinearObjective` over `wasp_trace` of the leaves): how `wasp-tune run`'s
+    coordinate methods score Wasp's linear weights, so that they and `wasp-tune trace` on
+    Wasp's own trace are one tuner. It holds for vectors whose non-linear weights (king
+    safety, draw factors) are those it was built with (`serves`)."""
+
+    def __init__(self, W, leaves, results, K, threads=None):
+        self.W_built = np.array(W, dtype=np.int64)
+        _, ls, _ = wasp_trace(self.W_built, leaves, threads)
+        self.trace_of, self.n_weights = wasp_weight_map()
+        self._linear = np.flatnonzero(self.trace_of >= 0)
+        self.obj = LinearObjective(ls, results, K, self.trace_weights(self.W_built))
+
+    def __repr__(self):
+        return f"WaspLinearE({len(self.obj.ls)} positions, K={self.obj.K})"
+
+    def trace_weights(self, W) -> np.ndarray:
+        """Wasp's weights W in the trace's layout (int64)."""
+        Wt = np.zeros(self.n_weights, dtype=np.int64)
+        Wt[self.trace_of[self._linear]] = np.asarray(W)[self._linear]
+        return Wt
+
+    def serves(self, W) -> bool:
+        return bool(np.array_equal(np.asarray(W)[~P.LINEAR], self.W_built[~P.LINEAR]))
+
+    def __call__(self, W):
+        return self.obj(self.trace_weights(W))
+
+    def commit(self, W):
+        """Make W the base (after a weight moved; nothing to do when none did)."""
+        Wt = self.trace_weights(W)
+        if not np.array_equal(Wt, self.obj.W):
+            self.obj.commit(Wt)
