@@ -14,7 +14,7 @@ import chess
 import pytest
 
 from tests.conftest import ROOT
-from tests.tuner.test_datagen import LINE, _material, assert_games_agree
+from tests.tuner.test_datagen import LINE, assert_games_agree, assert_scores_agree_with_material
 from tuner import cli
 from tuner.datagen import (
     DATA_FILE,
@@ -60,14 +60,7 @@ def test_stockfish_games_are_legal_bullet_text_whose_results_agree_with_the_ends
 
 @needs_stockfish
 def test_stockfish_scores_are_whites_and_agree_with_material(sf_run):
-    agree = total = 0
-    for r in read_records(sf_run.path):
-        board = chess.Board(r.fen)
-        edge = _material(board)
-        if abs(edge) >= 5 and not board.is_check():
-            total += 1
-            agree += (r.score > 0) == (edge > 0)
-    assert total >= 10 and agree >= 0.9 * total
+    assert_scores_agree_with_material(sf_run)
 
 
 @needs_stockfish
