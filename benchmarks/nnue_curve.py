@@ -62,6 +62,13 @@ def first_positions(candidates: np.ndarray, games: np.ndarray, k: int) -> np.nda
     return candidates[:k]
 
 
+def short(n: int) -> str:
+    """250000 as '250k', 2000000 as '2M'."""
+    if n >= 950_000:
+        return f"{n / 1e6:.1f}".rstrip("0").rstrip(".") + "M"
+    return f"{n / 1e3:.0f}k"
+
+
 def finite(x) -> str:
     """A figure for the CSV; empty where it is undefined (a score of 0 or 1 has no Elo)."""
     return f"{x:.1f}" if x is not None and np.isfinite(x) else ""
@@ -89,6 +96,7 @@ def plot(rows: list[dict], path: pathlib.Path, title: str) -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("matplotlib is not installed: no plot (pip install -e .[notebooks])")
         return
@@ -106,6 +114,9 @@ def plot(rows: list[dict], path: pathlib.Path, title: str) -> None:
         b.set_xscale("log")
     b.set_xlabel("training positions")
     b.set_ylabel("Elo against the hand-written evaluation")
+    for ax in (a, b):  # the sizes themselves as ticks: 250k, 1M, ...
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xticks(x, [short(v) for v in x])
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -172,9 +183,9 @@ def main(argv=None) -> int:
         valid_loss, _ = evaluate(training.net, dataset.boards, args.wdl, valid_idx)
         match = run_match(["-engine", "cmd=wasp", "name=net", f"option.EvalFile={net_path}",
                            "-engine", "cmd=wasp", "name=hce", "-each", "proto=uci",
-                           f"nodes={args.nodes}", "option.Hash=16", "-games", str(args.games),
-                           "-repeat", "-concurrency", str(args.concurrency), "-openings",
-                           f"file={args.openings}", "order=random", "-srand", "7"],
+                           f"nodes={args.nodes}", "option.Hash=16", "startup=300", "-games",
+                           str(args.games), "-repeat", "-concurrency", str(args.concurrency),
+                           "-openings", f"file={args.openings}", "order=random", "-srand", "7"],
                           str(out / f"match-{n}"))
         if not match.ok:
             print(f"nnue_curve: error: the match of {net_path} failed: {match.error}",
@@ -188,8 +199,8 @@ def main(argv=None) -> int:
                      "net": net_path.name})
         rows.sort(key=lambda r: int(r["positions"]))
         write_rows(csv_path, rows)
-        plot(rows, out / "curve.png", f"N = {args.hidden}, wdl {args.wdl}, {args.epochs} epochs,"
-                                      f" {args.nodes} nodes a move")
+        plot(rows, out / "curve.png", f"N = {args.hidden}, wdl {args.wdl}, {args.epochs} epochs, "
+             f"{args.nodes:,} nodes a move, {pathlib.Path(args.openings).stem} openings")
         print(f"{n:,} positions: valid loss {valid_loss:.6f}, score {match.score:.3f}, "
               f"Elo {finite(match.elo) or 'undefined'} +/- {finite(match.elo_error) or '-'}")
     for r in rows:
