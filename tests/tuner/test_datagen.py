@@ -86,6 +86,22 @@ def test_results_agree_with_how_each_game_ended(small_run):
     assert_games_agree(small_run)
 
 
+def kill_after_first_game(cmd, rundir, timeout=300):
+    """Start datagen `cmd`, SIGKILL it once its first game is committed (a wait on the run's
+    state, not a timed sleep); the games committed."""
+    proc = subprocess.Popen(cmd, env=_env(), cwd=str(ROOT), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    state = rundir / STATE_FILE
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if state.exists() and json.loads(state.read_text() or "{}").get("games", 0) >= 1:
+            break
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return json.loads(state.read_text())["games"]
+
+
 def assert_games_agree(run):
     """Every committed game of `run` replays from its start with legal moves (python-chess),
     its records are its positions in order, and its result agrees with how it ended."""
@@ -214,17 +230,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_run(tmp_path, small_run):
     rundir = tmp_path / "killed"
     cmd = [sys.executable, "-m", "tuner.cli", "datagen", "-dir", str(rundir), "-quiet",
            "-games", "5", "-nodes", "200", "-start-nodes", "100", "-seed", "3"]
-    proc = subprocess.Popen(cmd, env=_env(), cwd=str(ROOT), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    state = rundir / STATE_FILE
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        if state.exists() and json.loads(state.read_text() or "{}").get("games", 0) >= 1:
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    done = json.loads(state.read_text())["games"]
+    done = kill_after_first_game(cmd, rundir)
     assert 1 <= done < 5
     with open(rundir / DATA_FILE, "a") as f:  # a game cut off mid-write
         f.write("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 | 1")

@@ -3,24 +3,25 @@ executor. Stockfish at a few hundred nodes (skipped when absent): legal FENs, Wh
 scores, results that agree with how each game ended, SIGKILL then -resume; the project's fake
 and broken engines: a crash, an illegal move or a missing score skips that game only."""
 
-import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import chess
 import pytest
 
 from tests.conftest import ROOT
-from tests.tuner.test_datagen import LINE, assert_games_agree, assert_scores_agree_with_material
+from tests.tuner.test_datagen import (
+    LINE,
+    assert_games_agree,
+    assert_scores_agree_with_material,
+    kill_after_first_game,
+)
 from tuner import cli
 from tuner.datagen import (
     DATA_FILE,
     GAMES_FILE,
     SIDE_FILE,
-    STATE_FILE,
     DatagenConfig,
     DatagenRun,
     generate,
@@ -88,18 +89,9 @@ def _env():
 @needs_stockfish
 def test_sigkill_then_resume_gives_stockfishs_uninterrupted_run(tmp_path, sf_run):
     rundir = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "tuner.cli", "datagen", "-dir", str(rundir),
-                             "-quiet", *SF_FLAGS], env=_env(), cwd=str(ROOT),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    state = rundir / STATE_FILE
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if state.exists() and json.loads(state.read_text() or "{}").get("games", 0) >= 1:
-            break
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert 1 <= json.loads(state.read_text())["games"] < 3
+    done = kill_after_first_game([sys.executable, "-m", "tuner.cli", "datagen", "-dir",
+                                  str(rundir), "-quiet", *SF_FLAGS], rundir, timeout=120)
+    assert 1 <= done < 3
     r = subprocess.run([sys.executable, "-m", "tuner.cli", "datagen", "-resume", str(rundir),
                         "-quiet"], env=_env(), cwd=str(ROOT), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
