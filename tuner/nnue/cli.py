@@ -64,6 +64,9 @@ def build_parser():
                    help="cosine: the last learning rate (default lr / 1000)")
     t.add_argument("-wdl", "--wdl", type=float, default=0.75,
                    help="weight of the game result in the target (default 0.75)")
+    t.add_argument("-mirror", "--mirror", action="store_true",
+                   help="each epoch, train half the positions at random mirrored left to right "
+                        "(the inputs do not see castling rights)")
     t.add_argument("-valid", "--valid", type=float, default=0.05,
                    help="validation fraction (default 0.05; 0: none, the last net is kept)")
     t.add_argument("-seed", "--seed", type=int, default=1,
@@ -113,6 +116,7 @@ def _start(args, argv):
                     hidden=args.hidden, epochs=args.epochs or 10, batch_size=args.batch_size,
                     lr=args.lr, lr_schedule=args.lr_schedule, lr_gamma=args.lr_gamma,
                     lr_step=args.lr_step, lr_final=args.lr_final, wdl=args.wdl,
+                    mirror=args.mirror,
                     valid=args.valid, seed=args.seed, cache=not args.no_cache,
                     command=shlex.join(["wasp-tune", "nnue", *argv]))
     try:

@@ -42,7 +42,8 @@ def _sigmoid(x):
 def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losses, outputs,
                  train):
     """Loss of the positions boards[idx] (summed a chunk into `losses`), their outputs o, and
-    when `train` the gradients of the batch's mean loss, chunk c into g*[c]."""
+    when `train` the gradients of the batch's mean loss, chunk c into g*[c]. An index ~r
+    (negative) stands for record r mirrored left to right."""
     n = idx.shape[0]
     chunks = losses.shape[0]
     hidden = l0b.shape[0]
@@ -68,7 +69,14 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
         loss = 0.0
         for j in range(c * size, min(n, (c + 1) * size)):
             r = idx[j]
+            files = 0
+            if r < 0:
+                r = ~r
+                files = 7
             count = board_features(boards, r, stm, ntm)
+            for i in range(count):  # 384 colour + 64 type + square: ^ 7 mirrors the file
+                stm[i] ^= files
+                ntm[i] ^= files
             acc_s[:] = l0b
             acc_n[:] = l0b
             for i in range(count):

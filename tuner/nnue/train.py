@@ -47,6 +47,7 @@ class Config:
     lr_step: int = 0  # step: epochs between steps (0: 90 % of the epochs, as bullet's example)
     lr_final: float = 0.0  # cosine: the last rate (0: lr / 1000)
     wdl: float = 0.75
+    mirror: bool = False  # each epoch, half the positions at random mirrored left to right
     valid: float = 0.05
     seed: int = 1
     cache: bool = True
@@ -123,9 +124,16 @@ def split(n, games=None, fraction=0.05, seed=1):
     return everything[~mask], everything[mask]
 
 
-def epoch_order(train, seed, epoch):
-    """The training positions in the order of epoch `epoch` (depends on nothing else)."""
-    return train[np.random.default_rng([seed, epoch]).permutation(len(train))]
+def epoch_order(train, seed, epoch, mirror=False):
+    """The training positions in the order of epoch `epoch` (depends on nothing else); with
+    `mirror`, half of them at random as ~index: mirrored left to right. Chess768 inputs do not
+    see castling rights, so to the net a mirrored position is as good a sample as its original,
+    and the data count nearly double."""
+    order = train[np.random.default_rng([seed, epoch]).permutation(len(train))]
+    if mirror:
+        flip = np.random.default_rng([seed, epoch, 1]).random(len(order)) < 0.5
+        order = np.where(flip, ~order, order)
+    return order
 
 
 def _save_npz(path, **arrays):
@@ -285,7 +293,7 @@ class Training:
         done_batches = 0
         with Interrupt() as interrupt:
             while not self.done:
-                order = epoch_order(self.train_idx, cfg.seed, self.epoch)
+                order = epoch_order(self.train_idx, cfg.seed, self.epoch, cfg.mirror)
                 start = time.perf_counter()
                 saved = start
                 bar = tqdm(total=len(order), initial=min(len(order), self.batch *

@@ -1,6 +1,7 @@
 """The trainer's kernels: gradients against finite differences, sums independent of threads,
 and the quantised net against the float one."""
 
+import chess
 import numpy as np
 import pytest
 
@@ -165,3 +166,18 @@ def test_training_steps_match_pytorchs_adamw_when_torch_is_installed():
     for a, b in zip(ours, theirs, strict=True):
         assert np.abs(a - b).max() < 1e-4
     assert np.abs(net.l0w - FloatNet.random(16, seed=3).l0w).max() > 0.05  # they moved
+
+
+def test_a_negative_index_is_the_record_mirrored_left_to_right(tmp_path):
+    fens = ["r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w - - 0 1",
+            "8/8/4k3/8/2Q5/8/5K2/8 b - - 0 60",
+            "rnbqkb1r/pp3ppp/4pn2/2pp4/3P4/2P1PN2/PP1N1PPP/R1BQKB1R b - - 0 5"]
+    mirrored = [chess.Board(f).transform(chess.flip_horizontal).fen() for f in fens]
+    for name, group in (("a", fens), ("b", mirrored)):
+        (tmp_path / name).write_text("".join(f"{f} | {40 * i - 30} | 0.5\n"
+                                             for i, f in enumerate(group)))
+    boards = D.parse_text(tmp_path / "a")
+    want_loss, want = evaluate(_net(7, seed=5), D.parse_text(tmp_path / "b"), wdl=0.4)
+    loss, out = evaluate(_net(7, seed=5), boards, wdl=0.4, idx=~np.arange(3))
+    assert np.allclose(out, want) and np.isclose(loss, want_loss)
+    assert not np.allclose(evaluate(_net(7, seed=5), boards)[1], want)  # not symmetric anyway

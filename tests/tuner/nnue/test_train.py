@@ -7,7 +7,7 @@ import pytest
 
 from tuner.cli import main as wasp_tune
 from tuner.nnue import data as D
-from tuner.nnue.train import Config, Training, split
+from tuner.nnue.train import Config, Training, epoch_order, split
 from wasp.nnue import netfile
 
 
@@ -121,6 +121,7 @@ def test_cli_bad_line_is_one_message_with_file_and_line(tmp_path, capsys):
     (["DATA"], 2, "-o NET.nnue is required"),
     (["-resume", "nowhere"], 1, "no run to resume"),
     (["-resume", "nowhere", "-hidden", "64"], 2, "-hidden cannot change with -resume"),
+    (["-resume", "nowhere", "-mirror"], 2, "-mirror cannot change with -resume"),
 ])
 def test_cli_usage_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     monkeypatch.chdir(tmp_path)
@@ -144,3 +145,26 @@ def test_the_run_directory_readers_give_back_the_settings_and_history(tmp_path):
     assert [r["epoch"] for r in rows] == [1, 2]
     for row, kept in zip(rows, run.history, strict=True):
         assert row == pytest.approx(kept)
+
+
+def test_mirror_flips_half_of_each_epoch_and_resumes_exactly(tmp_path):
+    train = np.arange(10_000, dtype=np.int64)
+    plain = epoch_order(train, 3, 4)
+    mirrored = epoch_order(train, 3, 4, mirror=True)
+    assert np.array_equal(np.where(mirrored < 0, ~mirrored, mirrored), plain)
+    assert 4700 < (mirrored < 0).sum() < 5300
+    assert np.array_equal(mirrored, epoch_order(train, 3, 4, mirror=True))
+    assert not np.array_equal(mirrored < 0, epoch_order(train, 3, 5, mirror=True) < 0)
+    boards = D.random_records(1200, seed=5)
+    bf = tmp_path / "data.bf"
+    D.write_bf(boards, bf)
+    whole = Training.create(tmp_path / "whole", _config(tmp_path, [bf], mirror=True))
+    assert whole.train(progress=False)
+    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], mirror=True))
+    assert not part.train(progress=False, stop_after=5)
+    part = Training.open(tmp_path / "part")
+    assert part.config.mirror and part.train(progress=False)
+    assert np.array_equal(whole.net.l0w, part.net.l0w)
+    plain = Training.create(tmp_path / "plain", _config(tmp_path, [bf]))
+    assert plain.train(progress=False)
+    assert not np.array_equal(whole.net.l0w, plain.net.l0w)
