@@ -1,6 +1,7 @@
 """The engine with a net: EvalFile tells a net from a parameter file, bad nets give one line,
 `wasp eval`/`wasp bench` take --eval-file, and python-chess plays legal games against it."""
 
+import json
 import subprocess
 import sys
 
@@ -19,6 +20,7 @@ from wasp.nnue.evaluate import KPK_WIN, evaluate_position
 
 WASP = [sys.executable, "-m", "wasp.cli"]
 EVALFILE = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
+SHIPPED_NET = ROOT / "wasp" / "evalfiles" / "wasp-py-1.nnue"
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +96,23 @@ def test_wasp_eval_prints_the_nets_output_and_the_evaluation_the_search_uses(net
         final = lines[lines.index(nnue[0]) + 1]
         net, used = evaluate_position(nn_array(netfile.read(net_path)), Position(fen))
         assert final.startswith(f"Final evaluation: {used} (side to move)")
+
+
+def test_the_shipped_net_is_what_its_record_says_and_knows_material():
+    data = SHIPPED_NET.read_bytes()
+    meta = json.loads(SHIPPED_NET.with_name(SHIPPED_NET.name + ".json").read_text())
+    assert len(data) == meta["bytes"] == netfile.file_size(meta["hidden"])
+    assert meta["command"].startswith("wasp-tune nnue train ") and meta["settings"]["mirror"]
+    nn = nn_array(netfile.read(SHIPPED_NET))
+    scores = {}
+    for name, fen in [
+            ("start", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"),
+            ("queen up", "rnb1kbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 3"),
+            ("queen down", "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNB1KBNR w KQkq - 0 3")]:
+        net, _ = evaluate_position(nn, Position(fen))
+        assert net == numpy_forward(data, fen)
+        scores[name] = net
+    assert abs(scores["start"]) < 150 and scores["queen up"] > 600 and scores["queen down"] < -600
 
 
 def test_kpk_knowledge_and_bare_material_draws_stay_on_top_of_the_net(net_path):
