@@ -11,6 +11,7 @@ PROG = "wasp-tune nnue train"
 EXAMPLES = """examples:
   wasp-tune nnue train ~/wasp-data/*.bf -o nets/a.nnue -epochs 20
   wasp-tune nnue train positions.txt -o nets/b.nnue -hidden 256 -lr-schedule cosine
+  wasp-tune nnue train data.txt -o nets/c.nnue -mirror -epochs 100 -lr-schedule cosine -wdl 0
   wasp-tune nnue train -resume nets/a.nnue.run            # continue a stopped run
   wasp-tune nnue train -resume nets/a.nnue.run -epochs 30 # or train it for longer
 
