@@ -67,7 +67,7 @@ def build_parser():
                    help="weight of the game result in the target (default 0.75)")
     t.add_argument("-mirror", "--mirror", action="store_true",
                    help="each epoch, train half the positions at random mirrored left to right "
-                        "(the inputs do not see castling rights)")
+                        "(the inputs do not see castling rights; default off)")
     t.add_argument("-valid", "--valid", type=float, default=0.05,
                    help="validation fraction (default 0.05; 0: none, the last net is kept)")
     t.add_argument("-seed", "--seed", type=int, default=1,

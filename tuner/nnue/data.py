@@ -41,17 +41,18 @@ class DataError(ValueError):
 
 
 @njit(cache=True, nogil=True)
-def board_features(boards, j, stm, ntm):
+def board_features(boards, j, stm, ntm, files=0):
     """Chess768 inputs of record j into stm/ntm (the two perspectives); returns their count.
 
     From the side to move: 384 * (piece is the opponent's) + 64 * type + square; from the
-    other side: the colours swapped and the square mirrored (square ^ 56).
+    other side: the colours swapped and the square mirrored (square ^ 56). `files` 7 gives
+    the position mirrored left to right (square ^ 7).
     """
     count = 0
     for k in range(8):
         v = boards[j, OFF_OCC + k]
         while v:
-            sq = 8 * k + LOWEST_BIT[v]
+            sq = (8 * k + LOWEST_BIT[v]) ^ files
             v &= v - 1
             nib = (boards[j, OFF_PCS + (count >> 1)] >> (4 * (count & 1))) & 15
             piece = 64 * (nib & 7)

@@ -73,10 +73,7 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
             if r < 0:
                 r = ~r
                 files = 7
-            count = board_features(boards, r, stm, ntm)
-            for i in range(count):  # 384 colour + 64 type + square: ^ 7 mirrors the file
-                stm[i] ^= files
-                ntm[i] ^= files
+            count = board_features(boards, r, stm, ntm, files)
             acc_s[:] = l0b
             acc_n[:] = l0b
             for i in range(count):
