@@ -9,7 +9,11 @@ OUT/curve.png.
 
     python benchmarks/nnue_curve.py ~/wasp-data/run1 -o runs/curve --sizes 250k,500k,1m,2m
     python benchmarks/nnue_curve.py RUN -o OUT --hidden 128 --wdl 0 --games 200 --nodes 5000 \\
-        --openings ../shared/data/openings/UHO_4060_v2.epd --concurrency 2
+        --openings ../shared/data/openings/UHO_4060_v2.epd --concurrency 2 --mirror
+    python benchmarks/nnue_curve.py -o OUT --redraw    # OUT/curve.png again from OUT/curve.csv
+
+--redraw also draws rows measured elsewhere: a `series` column, where present, draws a line
+for each of its values (nets trained another way).
 
 The validation loss is measured with --wdl's target on the held-out games, so rows of one curve
 compare; the Elo is the net's against the hand-written evaluation at equal nodes (the net's
@@ -33,7 +37,7 @@ from tuner.nnue.model import evaluate  # noqa: E402
 from tuner.nnue.train import Config, Training  # noqa: E402
 
 FIELDS = ["positions", "games", "valid_loss", "train_loss", "epochs", "match_games", "score",
-          "elo", "elo_error", "net"]
+          "elo", "elo_error", "net", "series"]
 
 
 def size(text: str) -> int:
@@ -100,18 +104,25 @@ def plot(rows: list[dict], path: pathlib.Path, title: str) -> None:
     except ImportError:
         print("matplotlib is not installed: no plot (pip install -e .[notebooks])")
         return
-    x = [int(r["positions"]) for r in rows]
+    x = sorted({int(r["positions"]) for r in rows})
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    a.plot(x, [float(r["valid_loss"]) for r in rows], "o-")
+    series = list(dict.fromkeys(r.get("series") or "" for r in rows))
+    for name in series:
+        line = [r for r in rows if (r.get("series") or "") == name]
+        a.plot([int(r["positions"]) for r in line], [float(r["valid_loss"]) for r in line], "o-",
+               label=name or None)
+        known = [r for r in line if r["elo"] and r["elo_error"]]
+        b.errorbar([int(r["positions"]) for r in known], [float(r["elo"]) for r in known],
+                   yerr=[float(r["elo_error"]) for r in known], fmt="o-", capsize=3,
+                   label=name or None)
     a.set_xscale("log")
     a.set_xlabel("training positions")
     a.set_ylabel("validation loss (held-out games)")
-    known = [r for r in rows if r["elo"] and r["elo_error"]]
-    b.errorbar([int(r["positions"]) for r in known], [float(r["elo"]) for r in known],
-               yerr=[float(r["elo_error"]) for r in known], fmt="o-", capsize=3)
     b.axhline(0, color="grey", lw=0.8)
-    if known:
+    if any(r["elo"] for r in rows):
         b.set_xscale("log")
+    if len(series) > 1:
+        b.legend(fontsize=8)
     b.set_xlabel("training positions")
     b.set_ylabel("Elo against the hand-written evaluation")
     for ax in (a, b):  # the sizes themselves as ticks: 250k, 1M, ...
@@ -126,8 +137,12 @@ def plot(rows: list[dict], path: pathlib.Path, title: str) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run", help="a wasp-tune datagen directory (data.txt and data.moves)")
+    ap.add_argument("run", nargs="?", help="a wasp-tune datagen directory (data.txt and "
+                    "data.moves)")
     ap.add_argument("-o", "--out", required=True, help="the curve's directory")
+    ap.add_argument("--redraw", action="store_true",
+                    help="only draw OUT/curve.png again from OUT/curve.csv")
+    ap.add_argument("--title", default=None, help="the plot's title")
     ap.add_argument("--sizes", default="250k,500k,1m,2m,4m,8m",
                     help="training positions of each net (sizes beyond the data: all of it)")
     ap.add_argument("--valid-games", type=float, default=0.05,
@@ -136,6 +151,8 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--wdl", type=float, default=0.0)
     ap.add_argument("--lr", type=float, default=0.001)
+    ap.add_argument("--mirror", action="store_true",
+                    help="train with wasp-tune nnue train's -mirror")
     ap.add_argument("--games", type=int, default=200, help="match games a net (in pairs)")
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--openings", default=str(ROOT / "tests" / "data" / "uho_sample.epd"))
@@ -143,8 +160,23 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2, help="training threads")
     args = ap.parse_args(argv)
 
-    run = pathlib.Path(args.run).expanduser()
     out = pathlib.Path(args.out)
+    title = args.title or (f"N = {args.hidden}, wdl {args.wdl}, {args.epochs} epochs"
+                           f"{', mirrored' if args.mirror else ''}, {args.nodes:,} nodes a move, "
+                           f"{pathlib.Path(args.openings).stem} openings")
+    if args.redraw:
+        rows = read_rows(out / "curve.csv")
+        if not rows:
+            print(f"nnue_curve: error: {out / 'curve.csv'} has no rows to draw", file=sys.stderr)
+            return 1
+        plot(rows, out / "curve.png", title)
+        print(f"drew {out / 'curve.png'} ({len(rows)} rows)")
+        return 0
+    if args.run is None:
+        print("nnue_curve: error: the datagen run to train from is missing (or --redraw)",
+              file=sys.stderr)
+        return 1
+    run = pathlib.Path(args.run).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     data_file = run / "data.txt"
     try:
@@ -172,7 +204,7 @@ def main(argv=None) -> int:
         net_path = out / f"net-{n}.nnue"
         config = Config(data=[str(data_file)], output=str(net_path), hidden=args.hidden,
                         epochs=args.epochs, lr=args.lr, lr_schedule="cosine", wdl=args.wdl,
-                        valid=0.0, command=" ".join(sys.argv))
+                        mirror=args.mirror, valid=0.0, command=" ".join(sys.argv))
         rundir = out / f"net-{n}.run"
         if rundir.exists():  # a training cut short starts again: it takes minutes, not hours
             shutil.rmtree(rundir)
@@ -199,8 +231,7 @@ def main(argv=None) -> int:
                      "net": net_path.name})
         rows.sort(key=lambda r: int(r["positions"]))
         write_rows(csv_path, rows)
-        plot(rows, out / "curve.png", f"N = {args.hidden}, wdl {args.wdl}, {args.epochs} epochs, "
-             f"{args.nodes:,} nodes a move, {pathlib.Path(args.openings).stem} openings")
+        plot(rows, out / "curve.png", title)
         print(f"{n:,} positions: valid loss {valid_loss:.6f}, score {match.score:.3f}, "
               f"Elo {finite(match.elo) or 'undefined'} +/- {finite(match.elo_error) or '-'}")
     for r in rows:
