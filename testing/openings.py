@@ -42,11 +42,13 @@ def _epd(line: str, chess960: bool) -> tuple[str, str | None]:
         raise ValueError(f"not an EPD line: {line[:60]!r}")
     board = chess.Board(" ".join(parts[:4]), chess960=chess960)  # ValueError: a bad position
     counters = len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit()
-    try:
-        board, ops = chess.Board.from_epd(" ".join(parts[:4] + parts[6 if counters else 4:]),
-                                          chess960=chess960)
-    except ValueError:
-        ops = {}
+    ops = {}
+    if len(parts) > (6 if counters else 4):  # operations (most books' lines have none)
+        try:
+            board, ops = chess.Board.from_epd(" ".join(parts[:4] + parts[6 if counters else 4:]),
+                                              chess960=chess960)
+        except ValueError:
+            pass
     if counters and "hmvc" not in ops and "fmvn" not in ops:
         clocks = f"{parts[4]} {parts[5]}"
     else:
@@ -152,6 +154,12 @@ class OpeningBook:
     def __len__(self) -> int:
         return len(self._items)
 
+    def where(self, index: int) -> str:
+        """Where opening `index` is in the file, for messages: 'PATH:LINE' or 'PATH: game N'."""
+        if self.format == "epd":
+            return f"{self.path}:{self._lines[index]}"
+        return f"{self.path}: game {index + 1}"
+
     def get(self, index: int) -> Opening:
         op = self._cache.get(index)
         if op is None:
@@ -161,7 +169,7 @@ class OpeningBook:
                     if not self.chess960:
                         check_standard(fen)
                 except ValueError as e:
-                    raise type(e)(f"{self.path}:{self._lines[index]}: {e}") from None
+                    raise type(e)(f"{self.where(index)}: {e}") from None
                 op = Opening(index=index, fen=fen, name=name, chess960=self.chess960)
                 if fen.split()[:4] == chess.STARTING_FEN.split()[:4]:
                     op.fen = None
@@ -169,7 +177,7 @@ class OpeningBook:
                 try:
                     op = _pgn_game(self._items[index], index, self.plies, self.chess960)
                 except ValueError as e:
-                    raise type(e)(f"{self.path}: game {index + 1}: {e}") from None
+                    raise type(e)(f"{self.where(index)}: {e}") from None
             self._cache[index] = op
         return op
 

@@ -27,10 +27,40 @@ def board(fen: str | None, chess960: bool) -> chess.Board:
     return chess.Board(fen or chess.STARTING_FEN, chess960=chess960)
 
 
+def _standard_castling(fen: str) -> bool:
+    """Whether every castling right of `fen` is one of KQkq with its king and rook on their
+    standard squares (read from the placement text alone)."""
+    fields = fen.split()
+    if len(fields) < 3:
+        return False
+    rights = fields[2]
+    if rights == "-":
+        return True
+    ranks = fields[0].split("/")
+    if len(ranks) != 8 or set(rights) - set("KQkq"):
+        return False
+
+    def expand(rank: str) -> str:
+        return "".join("." * int(c) if c.isdigit() else c for c in rank)
+
+    first, last = expand(ranks[7]), expand(ranks[0])
+    if len(first) != 8 or len(last) != 8:
+        return False
+    need = {"K": (first, "K", "R", 7), "Q": (first, "K", "R", 0), "k": (last, "k", "r", 7),
+            "q": (last, "k", "r", 0)}
+    for right in rights:
+        rank, king, rook, corner = need[right]
+        if rank[4] != king or rank[corner] != rook:
+            return False
+    return True
+
+
 def needs_chess960(fen: str) -> bool:
     """Whether the castling rights of `fen` only make sense in Chess960: a right names a
     rook file, or its king or rook stands off the standard squares, so that standard chess
     would drop it."""
+    if _standard_castling(fen):  # most books' lines: no boards to build
+        return False
     b960 = chess.Board(fen, chess960=True)
     std = chess.Board(fen)
     return b960.clean_castling_rights() != std.clean_castling_rights()

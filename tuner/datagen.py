@@ -19,6 +19,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -130,35 +131,18 @@ def move_code(searcher, uci: str) -> int:
 
 
 def load_book(path) -> list[str]:
-    """The start FENs of a book: EPD/FEN lines, or the last positions of a PGN's games.
-    ValueError names the file and line of a bad one."""
-    import chess
-    import chess.pgn
+    """The start FENs of a book, read by the match runner's reader: EPD/FEN lines, or the
+    positions at the end of a PGN's games. Read whole, once a run, so a bad entry stops the
+    run before its first game: ValueError names the file and the line or game."""
+    from testing.openings import OpeningBook
 
+    book = OpeningBook(str(path))
     fens = []
-    if str(path).lower().endswith(".pgn"):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            while (game := chess.pgn.read_game(f)) is not None:
-                fens.append(game.end().board().fen())
-    else:
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                fields = line.split()
-                try:
-                    if len(fields) >= 6 and fields[4].isdigit() and fields[5].isdigit():
-                        board = chess.Board(" ".join(fields[:6]))
-                    else:
-                        board, _ = chess.Board.from_epd(line)
-                except ValueError as e:
-                    raise ValueError(f"{path}:{n}: {e}") from None
-                if not board.is_valid():
-                    raise ValueError(f"{path}:{n}: not a legal position")
-                fens.append(board.fen())
-    if not fens:
-        raise ValueError(f"{path}: no positions in it")
+    for i in range(len(book)):
+        board = book.get(i).board()
+        if not board.is_valid():
+            raise ValueError(f"{book.where(i)}: not a legal position")
+        fens.append(board.fen())
     return fens
 
 
@@ -274,7 +258,7 @@ class SelfPlay:
     adjudication and the records; the moves come from a mover (`WaspMover` in this process,
     or `UciMover` for any UCI engine)."""
 
-    def __init__(self, config: DatagenConfig, book: list[str] | None = None, mover=None):
+    def __init__(self, config: DatagenConfig, book: Sequence[str] | None = None, mover=None):
         self.config = config
         if mover is None:
             if config.uci:
@@ -639,6 +623,9 @@ class DatagenTask:
 
 
 _players = threading.local()
+# (openings path, FENs): the book as the driver read it, set before it forks local workers,
+# which find it here instead of in every task (a big book is megabytes a game to pickle)
+_forked_book: tuple[str, tuple] | None = None
 
 
 def _player(config: dict, book, engines) -> SelfPlay:
@@ -647,7 +634,9 @@ def _player(config: dict, book, engines) -> SelfPlay:
     if getattr(_players, "key", None) != key:
         c = DatagenConfig(**config)
         mover = UciMover(engines) if c.uci else None
-        _players.player = SelfPlay(c, list(book) if book else None, mover)
+        if book is None and _forked_book is not None and _forked_book[0] == c.openings:
+            book = _forked_book[1]
+        _players.player = SelfPlay(c, book or None, mover)
         _players.key = key
     return _players.player
 
@@ -680,7 +669,8 @@ def _serial(run, book):
 
 def _executed(run, book, executor):
     """The games played by the executor's workers, yielded in game order (finished games
-    wait for those before them; at most a few per worker are ahead)."""
+    wait for those before them; at most a few per worker are ahead). `book` goes with every
+    task (None: the workers have it)."""
     c = run.config
     nxt = submitted = run.state["games"]
     config = asdict(c)
@@ -703,27 +693,35 @@ def _executed(run, book, executor):
 
 
 def generate(run: DatagenRun, concurrency: int = 1, progress: bool = True, log=print,
-             dask: str | None = None) -> dict:
+             dask: str | None = None, book: Sequence[str] | None = None) -> dict:
     """Play the run's remaining games and commit them in order; returns the statistics.
 
     Wasp-Py with one process plays here; otherwise the games are tasks of the match runner's
-    executor: `concurrency` local worker processes, or the Dask scheduler at `dask`. Raises
-    TaskFailed (ExecutorError with Dask) when a game cannot be played at all."""
+    executor: `concurrency` local worker processes, or the Dask scheduler at `dask`. `book`:
+    the run's openings if the caller has read them already. Raises TaskFailed (ExecutorError
+    with Dask) when a game cannot be played at all."""
+    global _forked_book
     from tqdm import tqdm
 
     from testing.executor import make_executor
 
     c = run.config
     first = run.state["games"]
-    book = load_book(c.openings) if c.openings else None
+    if book is None and c.openings:
+        book = load_book(c.openings)
+    book = tuple(book) if book else None
     stats = run.state["stats"]
     executor = None
     if c.uci or concurrency > 1 or dask:
         if not c.uci and not dask:
             SelfPlay(c, book).warm()  # compile once here: the forked workers inherit it
-        executor = make_executor(match_config(c, concurrency, dask), concurrency,
-                                 resume_command=f"wasp-tune datagen -resume {run.path}")
-        games = _executed(run, book, executor)
+        _forked_book = (c.openings, book) if book and not dask else None
+        try:
+            executor = make_executor(match_config(c, concurrency, dask), concurrency,
+                                     resume_command=f"wasp-tune datagen -resume {run.path}")
+        finally:
+            _forked_book = None  # the workers are forked: they hold their copies
+        games = _executed(run, book if dask else None, executor)
     else:
         games = _serial(run, book)
     t0 = time.monotonic()

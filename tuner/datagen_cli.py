@@ -122,7 +122,7 @@ def main(argv=None) -> int:
     prog = "wasp-tune datagen"
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
-    run = None
+    run = book = None
     try:
         if args.concurrency < 1:
             raise _Usage("-concurrency must be at least 1")
@@ -164,13 +164,14 @@ def main(argv=None) -> int:
                 config.openings = os.path.abspath(config.openings)
                 from tuner.datagen import load_book
 
-                load_book(config.openings)  # a bad book fails here, not in a worker
+                book = load_book(config.openings)  # a bad book fails here, not in a worker
             if config.tb:
                 from wasp.tablebase import Tablebases
 
                 Tablebases(config.tb).close()
             run = DatagenRun.create(args.dir, config, ["wasp-tune", "datagen", *argv])
-        stats = generate(run, args.concurrency, progress=not args.quiet, dask=args.dask)
+        stats = generate(run, args.concurrency, progress=not args.quiet, dask=args.dask,
+                         book=book)
     except _Usage as e:
         return fail(prog, e, EXIT_USAGE)
     except (RunError, ValueError) as e:

@@ -38,6 +38,9 @@ def run(capsys, argv):
     ("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w - - 0 1", False),  # no rights: any rules
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1", False),  # standard, Shredder
     (chess.STARTING_FEN, False),
+    ("r3k2r/8/8/8/8/8/8/R3K2R w Kq - 0 1", False),  # some rights, standard squares
+    ("r3k2r/8/8/8/8/8/8/R4K1R w KQkq - 0 1", True),  # the king off e1 keeps them in 960
+    ("1r2k2r/8/8/8/8/8/8/R3K2R b Qq - 0 1", True),  # the rook of q on b8
 ])
 def test_castling_rights_only_chess960_reads_are_detected(fen, only960):
     assert needs_chess960(fen) is only960

@@ -24,6 +24,7 @@ from tuner.datagen import (
     DatagenRun,
     SelfPlay,
     generate,
+    load_book,
     read_games,
     read_records,
     read_run,
@@ -245,6 +246,33 @@ def test_more_processes_give_the_same_data(tmp_path, small_run):
     run = DatagenRun.create(str(tmp_path / "c2"), DatagenConfig(**SMALL))
     generate(run, concurrency=2, progress=False)
     assert open(run.file(DATA_FILE)).read() == open(small_run.file(DATA_FILE)).read()
+
+
+def test_a_book_goes_to_forked_workers_once_not_with_every_game(tmp_path, monkeypatch):
+    from testing.executor import LocalExecutor
+
+    sent = []
+    submit = LocalExecutor.submit
+    monkeypatch.setattr(LocalExecutor, "submit",
+                        lambda self, task: (sent.append(task), submit(self, task))[-1])
+    config = {**SMALL, "games": 4, "openings": str(DATA / "openings-sample.epd")}
+    serial = _run(tmp_path / "s", **config)
+    run = DatagenRun.create(str(tmp_path / "c2"), DatagenConfig(**config))
+    generate(run, concurrency=2, progress=False)
+    assert len(sent) == 4 and all(task.book is None for task in sent)
+    assert open(run.file(DATA_FILE)).read() == open(serial.file(DATA_FILE)).read()
+    book = {" ".join(line.split()[:3]) for line in open(DATA / "openings-sample.epd")}
+    assert all(" ".join(g["book"].split()[:3]) in book for g in read_games(run.path))
+
+
+def test_a_bad_book_entry_is_named_by_file_and_line(tmp_path):
+    book = tmp_path / "book.epd"
+    book.write_text("# a comment\n4k3/8/8/8/8/8/8/4K3 w - - 0 1\n4k3/8/8/8/8/8/8/4KK2 w - -\n")
+    with pytest.raises(ValueError, match=r"book.epd:3: not a legal position"):
+        load_book(book)
+    book.write_text("4k3/8/8/8/8/8/8/4K3 w - - 0 1\nnot a position at all\n")
+    with pytest.raises(ValueError, match=r"book.epd:2: "):
+        load_book(book)
 
 
 def test_command_line_errors(tmp_path, capsys, small_run):
