@@ -42,10 +42,11 @@ def _epd(line: str, chess960: bool) -> tuple[str, str | None]:
         raise ValueError(f"not an EPD line: {line[:60]!r}")
     board = chess.Board(" ".join(parts[:4]), chess960=chess960)  # ValueError: a bad position
     counters = len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit()
+    operations = parts[6 if counters else 4:]
     ops = {}
-    if len(parts) > (6 if counters else 4):  # operations (most books' lines have none)
+    if operations:  # most books' lines have none
         try:
-            board, ops = chess.Board.from_epd(" ".join(parts[:4] + parts[6 if counters else 4:]),
+            board, ops = chess.Board.from_epd(" ".join(parts[:4] + operations),
                                               chess960=chess960)
         except ValueError:
             pass
