@@ -69,6 +69,7 @@ class DatagenConfig:
     draw_score: int = 10  # ... |score| at most this ...
     draw_plies: int = 16  # ... for this many plies in a row
     max_plies: int = 400  # the game is a draw when its ply reaches this
+    eval_file: str = ""  # Wasp-Py: an EvalFile (a net or params.txt); "": the built-in weights
     engine: str = "wasp-py"  # the engine's name (recorded)
     uci: dict | None = None  # a UCI engine (testing.engine.EngineConfig's dict); None: Wasp-Py
 
@@ -162,10 +163,16 @@ class WaspMover:
 
     fatal = ()  # errors that stop the run rather than one game
 
-    def __init__(self, hash_mb: int):
+    def __init__(self, hash_mb: int, eval_file: str = ""):
         from wasp.driver import Searcher
 
         self.searchers = (Searcher(hash_mb), Searcher(hash_mb))
+        if eval_file:
+            from wasp.engine import load_eval_file
+
+            weights = load_eval_file(eval_file)
+            for searcher in self.searchers:
+                searcher.set_weights(weights)
 
     def new_game(self, side: int) -> None:
         self.searchers[side].clear()
@@ -263,7 +270,7 @@ class SelfPlay:
         if mover is None:
             if config.uci:
                 raise ValueError("a UCI engine's games need its engine processes (UciMover)")
-            mover = WaspMover(config.hash_mb)
+            mover = WaspMover(config.hash_mb, config.eval_file)
         self.mover = mover
         self.book = book if book is not None else (
             load_book(config.openings) if config.openings else None)

@@ -11,6 +11,7 @@ EXAMPLES = """examples:
   wasp-tune datagen -resume runs/dg                   # after a kill: no game lost or repeated
   wasp-tune datagen -resume runs/dg -games 400000     # extend a finished run
   wasp-tune datagen -dir runs/dg2 -games 1000 -nodes 5000 -openings book.epd -random-plies 2
+  wasp-tune datagen -dir runs/dg4 -games 1000 -nodes 5000 -eval-file nets/a.nnue  # a net teaches
   wasp-tune datagen -dir runs/sf -games 1000 -nodes 5000 -concurrency 2 \
       -engine cmd=/usr/games/stockfish option.Hash=16 option.Threads=1
   wasp-tune datagen -dir runs/dg3 -games 100000 -nodes 5000 -dask tcp://10.0.0.5:8786
@@ -72,6 +73,9 @@ def build_parser():
     flag("engine", nargs="+", metavar="KEY=VALUE", default=None,
          help="a UCI engine playing itself instead of Wasp-Py, as wasp-match takes it "
               "(cmd=... option.Hash=16 ...); its moves at 'go nodes -nodes'")
+    flag("eval-file", metavar="FILE", default="",
+         help="Wasp-Py's evaluation: a net (.nnue) or a params.txt, as its EvalFile "
+              "(default: the built-in weights)")
     flag("dask", metavar="ADDRESS", default="",
          help="play the games on the Dask scheduler at ADDRESS")
     number("seed", "S", "the run's seed")
@@ -131,8 +135,9 @@ def main(argv=None) -> int:
                 raise _Usage("give -dir or -resume, not both")
             if args.games is not None and args.games < 1:
                 raise _Usage("-games must be at least 1")
-            if args.engine is not None:
-                raise _Usage("-resume plays with the run's own -engine: give it no -engine")
+            if args.engine is not None or args.eval_file:
+                raise _Usage("-resume plays with the run's own engine: give it no -engine "
+                             "or -eval-file")
             run = DatagenRun.open(args.resume, args.games)
             print(f"resuming {run}")
         else:
@@ -149,6 +154,14 @@ def main(argv=None) -> int:
                 start_bound=args.start_bound, win_score=args.win_score,
                 win_plies=args.win_plies, draw_ply=args.draw_ply, draw_score=args.draw_score,
                 draw_plies=args.draw_plies, max_plies=args.max_plies)
+            if args.eval_file:
+                if args.engine is not None:
+                    raise _Usage("-eval-file is Wasp-Py's: give a UCI engine its "
+                                 "option.EvalFile= in -engine")
+                from wasp.engine import load_eval_file
+
+                load_eval_file(args.eval_file)  # ValueError in one line: a bad file
+                config.eval_file = os.path.abspath(args.eval_file)
             try:
                 config.check()
                 if args.engine is not None:

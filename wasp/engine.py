@@ -100,6 +100,20 @@ def _binary(path) -> bool:
         return False
 
 
+def load_eval_file(path):
+    """An EvalFile's evaluation: a net (`wasp.nnue.netfile.Net`), told by its content, or the
+    hand-written evaluation's weight vector from a params file; ValueError in one line."""
+    from wasp import params
+    from wasp.nnue import netfile
+
+    try:
+        if netfile.looks_like_net(path) or _binary(path):
+            return netfile.read(path)  # a net (ValueError: no net has that size)
+        return params.load(path)  # ValueError names the file, line and parameter
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"EvalFile not loaded: {exc}") from None
+
+
 def parse_bool(value) -> bool:
     v = str(value).strip().lower()
     if v in ("true", "on", "1", "yes"):
@@ -335,18 +349,9 @@ class Engine:
 
                 self.searcher.set_weights(default_weights())
             return "EvalFile: the built-in evaluation"
-        from wasp import params
         from wasp.nnue import netfile
 
-        try:
-            if netfile.looks_like_net(value) or _binary(value):
-                W = netfile.read(value)  # a net (ValueError: no net has that size)
-            else:
-                W = params.load(value)  # ValueError names the file, line and parameter
-        except OSError as exc:
-            raise ValueError(f"EvalFile not loaded: {exc}") from None
-        except ValueError as exc:
-            raise ValueError(f"EvalFile not loaded: {exc}") from None
+        W = load_eval_file(value)
         self.eval_file, self.W = value, W
         if self.searcher is not None:
             self.searcher.set_weights(W)

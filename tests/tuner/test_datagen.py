@@ -288,6 +288,29 @@ def test_command_line_errors(tmp_path, capsys, small_run):
     assert not (tmp_path / "y").exists()
 
 
+def test_a_net_as_eval_file_plays_the_games_and_stays_with_the_run(tmp_path, small_run):
+    net = str(ROOT / "wasp" / "evalfiles" / "wasp-py-1.nnue")
+    run = _run(tmp_path / "net", eval_file=net)
+    data = open(run.file(DATA_FILE)).read()
+    assert data and data != open(small_run.file(DATA_FILE)).read()
+    assert DatagenRun.open(run.path).config.eval_file == net
+    again = DatagenRun.create(str(tmp_path / "c2"), DatagenConfig(**SMALL, eval_file=net))
+    generate(again, concurrency=2, progress=False)
+    assert open(again.file(DATA_FILE)).read() == data
+
+
+def test_eval_file_errors(tmp_path, capsys):
+    assert cli.main(["datagen", "-dir", str(tmp_path / "a"), "-eval-file",
+                     str(tmp_path / "none.nnue")]) == 1
+    err = capsys.readouterr().err
+    assert "EvalFile not loaded" in err and len(err.strip().splitlines()) == 1
+    assert cli.main(["datagen", "-dir", str(tmp_path / "b"), "-eval-file",
+                     str(ROOT / "wasp" / "evalfiles" / "wasp-py-1.nnue"),
+                     "-engine", "cmd=wasp"]) == 2
+    assert "option.EvalFile=" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_mates_are_clamped(small_run):
     scores = [r.score for r in read_records(small_run.path)]
     assert all(abs(s) <= MATE_SCORE for s in scores)
