@@ -309,6 +309,15 @@ def test_eval_file_errors(tmp_path, capsys):
                      "-engine", "cmd=wasp"]) == 2
     assert "option.EvalFile=" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    net = tmp_path / "gone.nnue"  # a resumed run whose net has since gone: one line, data kept
+    net.write_bytes((ROOT / "wasp" / "evalfiles" / "wasp-py-1.nnue").read_bytes())
+    run = _run(tmp_path / "c", games=1, eval_file=str(net))
+    data = open(run.file(DATA_FILE)).read()
+    net.unlink()
+    assert cli.main(["datagen", "-resume", run.path, "-games", "2", "-quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "EvalFile not loaded" in err and len(err.strip().splitlines()) == 1
+    assert open(run.file(DATA_FILE)).read() == data
 
 
 def test_mates_are_clamped(small_run):
