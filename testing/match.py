@@ -150,7 +150,8 @@ def result_of(runner, status: int) -> MatchResult:
         s = cfg.sprt
         decision = runner.decision
         res.sprt = {"elo0": s.elo0, "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta,
-                    "model": s.model, "llr": S.llr(counts, s.elo0, s.elo1, s.model),
+                    "model": s.model,
+                    "llr": 0.0 if counts is None else S.llr(counts, s.elo0, s.elo1, s.model),
                     "bounds": list(S.bounds(s.alpha, s.beta)),
                     "decision": decision["decision"] if decision else None}
     return res

@@ -49,6 +49,53 @@ def test_run_match_takes_wasp_matchs_arguments_and_reports_the_sprt(tmp_path):
     assert "games" in repr(r) and "LLR" in repr(r)
 
 
+def test_an_sprt_stopped_inside_its_first_pair_says_how_to_resume(tmp_path):
+    # One game of the first pair stored, then SIGTERM: no pentanomial count exists yet, so the
+    # result's LLR is 0 (no traceback after the resume line, exit 130 as for any stop).
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import ROOT
+
+    rundir = tmp_path / "half"
+    argv = fake_engine("greedy") + fake_engine("slow", "--movetime", "0.4") + [
+        "-each", "tc=30+1", "-games", "2", "-repeat", "-sprt", "elo0=0", "elo1=10",
+        "-openings", f"file={EPD}", "-maxmoves", "15", "-concurrency", "1", "-progress", "off",
+        "-dir", str(rundir)]  # a game of some 6 s: the second is under way at the signal
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "testing.cli", *argv], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        stored = 0
+        while stored < 1 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+            stored = games_in(rundir)
+        assert stored == 1
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=30)[1]
+    finally:
+        p.kill()
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and f"resume with -resume {rundir}" in err
+    assert games_in(rundir) == 1
+
+
+def games_in(rundir) -> int:
+    import sqlite3
+    from contextlib import closing
+
+    if not (rundir / "games.sqlite").exists():
+        return 0
+    with closing(sqlite3.connect(rundir / "games.sqlite", timeout=1)) as con:
+        try:
+            return con.execute("select count(*) from games").fetchone()[0]
+        except sqlite3.OperationalError:  # not made yet
+            return 0
+
+
 def test_a_run_directory_holding_the_match_resumes_it_and_another_is_refused(tmp_path):
     config = testing.MatchConfig(engines=two_engines(nodes=1), games=2, srand=1, maxmoves=20,
                                  progress=False)
