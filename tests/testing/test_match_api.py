@@ -60,10 +60,12 @@ def test_an_sprt_stopped_inside_its_first_pair_says_how_to_resume(tmp_path):
     from .conftest import ROOT
 
     rundir = tmp_path / "half"
-    argv = fake_engine("greedy") + fake_engine("slow", "--movetime", "0.4") + [
-        "-each", "tc=30+1", "-games", "2", "-repeat", "-sprt", "elo0=0", "elo1=10",
+    # The second engine hangs at the first ply it plays as White: only in the pair's second
+    # game, which then waits out its 300 s clock, so the signal always finds it under way.
+    argv = fake_engine("greedy") + fake_engine("hangs", "--fail", "hang", "--ply", "1") + [
+        "-each", "tc=300+1", "-games", "2", "-repeat", "-sprt", "elo0=0", "elo1=10",
         "-openings", f"file={EPD}", "-maxmoves", "15", "-concurrency", "1", "-progress", "off",
-        "-dir", str(rundir)]  # a game of some 6 s: the second is under way at the signal
+        "-dir", str(rundir)]
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.Popen([sys.executable, "-m", "testing.cli", *argv], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
