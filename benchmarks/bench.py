@@ -8,6 +8,7 @@ followed by Stockfish's bench as the anchor, reads the steal share over every ru
 the medians of all runs and of the quiet ones (steal at most --max-steal %).
 
     python benchmarks/bench.py [--runs 7] [--depth 9] [--max-steal 2]
+    python benchmarks/bench.py --eval-file ''                # the hand-written evaluation
     python benchmarks/bench.py --compare ../other-checkout   # A/B, alternating, same runs
 
 The node count is the search's signature (`wasp bench`); --compare checks out nothing, it runs
@@ -40,11 +41,14 @@ def timed(cmd, cwd, env=None) -> tuple[str, float]:
     return out.stdout + out.stderr, steal_share(before, host_steal()) or 0.0
 
 
-def wasp_bench(root: pathlib.Path, depth) -> tuple[int, int, float]:
-    """(nodes, nodes/second, steal %) of one `wasp bench` of the checkout at `root`."""
+def wasp_bench(root: pathlib.Path, depth, eval_file=None) -> tuple[int, int, float]:
+    """(nodes, nodes/second, steal %) of one `wasp bench` of the checkout at `root`, with its
+    default evaluation or `eval_file` ("": the hand-written evaluation)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     env.pop("NUMBA_CACHE_DIR", None)  # each checkout's own cache (wasp.cache_dir)
     cmd = [sys.executable, "-m", "wasp.cli", "bench"] + ([str(depth)] if depth else [])
+    if eval_file is not None:
+        cmd += ["--eval-file", eval_file]
     text, steal = timed(cmd, root, env)
     nodes = re.search(r"Nodes searched\s*:\s*(\d+)", text)
     nps = re.search(r"Nodes/second\s*:\s*(\d+)", text)
@@ -84,6 +88,9 @@ def main() -> int:
     ap.add_argument("--compare", default=None, metavar="DIR",
                     help="another checkout whose bench alternates with this one's")
     ap.add_argument("--no-stockfish", action="store_true", help="skip the anchor runs")
+    ap.add_argument("--eval-file", default=None, metavar="FILE",
+                    help="wasp bench's --eval-file: a net or parameter file, '' for the "
+                         "hand-written evaluation (default: the engine's, Wasp-Py's net)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     roots = [ROOT] + ([pathlib.Path(args.compare).resolve()] if args.compare else [])
@@ -97,7 +104,7 @@ def main() -> int:
     for k in range(1, args.runs + 1):
         parts = [f"run {k}:"]
         for root in roots:
-            nodes, nps, steal = wasp_bench(root, args.depth)
+            nodes, nps, steal = wasp_bench(root, args.depth, args.eval_file)
             signature.setdefault(str(root), nodes)
             if signature[str(root)] != nodes:
                 raise SystemExit(f"{root}: bench nodes changed between runs "

@@ -60,11 +60,12 @@ def datagen_speed(tmp, games: int, nodes: int, concurrency: int):
 
 
 def wasp_uci_engine() -> list[str]:
-    """`-engine` items for Wasp-Py run as a UCI engine by this Python, with datagen's hash."""
+    """`-engine` items for Wasp-Py run as a UCI engine by this Python, with datagen's hash and
+    its default evaluation (the hand-written one, not the engine's default net)."""
     from tuner.datagen import DatagenConfig
 
     return [f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", "name=wasp-py",
-            f"option.Hash={DatagenConfig.hash_mb}", "startup=300"]
+            f"option.Hash={DatagenConfig.hash_mb}", "option.EvalFile=<empty>", "startup=300"]
 
 
 def uci_engine_speed(engine: dict, nodes: int) -> float:

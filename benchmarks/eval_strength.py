@@ -1,5 +1,6 @@
-"""What the evaluation is worth: the engine with its full evaluation against the same
-engine reduced to material + piece-square tables (all other terms zero, via EvalFile).
+"""What the hand-written evaluation is worth: the engine with all of it (EvalFile empty, not
+the default net) against the same engine reduced to material + piece-square tables (all other
+terms zero, via EvalFile).
 
     python benchmarks/eval_strength.py                    # 200 games at 10+0.1 (issue 4)
     python benchmarks/eval_strength.py --games 40 --tc 5+0.05 --concurrency 2
@@ -36,7 +37,7 @@ def main():
     params.save(params.material_pst_weights(), baseline)
     engine = f"cmd={sys.executable} arg=-m arg=wasp.cli dir={ROOT} proto=uci"
     cmd = ["wasp-match",
-           "-engine", *engine.split(), "name=wasp-full",
+           "-engine", *engine.split(), "name=wasp-full", "option.EvalFile=<empty>",
            "-engine", *engine.split(), "name=wasp-material-pst", f"option.EvalFile={baseline}",
            "-each", f"tc={args.tc}", "option.Hash=16",
            "-games", str(args.games), "-repeat", "-concurrency", str(args.concurrency),

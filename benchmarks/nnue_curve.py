@@ -214,10 +214,11 @@ def main(argv=None) -> int:
         training.export()
         valid_loss, _ = evaluate(training.net, dataset.boards, args.wdl, valid_idx)
         match = run_match(["-engine", "cmd=wasp", "name=net", f"option.EvalFile={net_path}",
-                           "-engine", "cmd=wasp", "name=hce", "-each", "proto=uci",
-                           f"nodes={args.nodes}", "option.Hash=16", "startup=300", "-games",
-                           str(args.games), "-repeat", "-concurrency", str(args.concurrency),
-                           "-openings", f"file={args.openings}", "order=random", "-srand", "7"],
+                           "-engine", "cmd=wasp", "name=hce", "option.EvalFile=<empty>",
+                           "-each", "proto=uci", f"nodes={args.nodes}", "option.Hash=16",
+                           "startup=300", "-games", str(args.games), "-repeat",
+                           "-concurrency", str(args.concurrency), "-openings",
+                           f"file={args.openings}", "order=random", "-srand", "7"],
                           str(out / f"match-{n}"))
         if not match.ok:
             print(f"nnue_curve: error: the match of {net_path} failed: {match.error}",

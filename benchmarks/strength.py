@@ -13,7 +13,8 @@ swapped. One game at a time by default: Stockfish's time management runs close t
 and, with other work on a 2-core machine, it lost dozens of games on time at concurrency 2;
 it gets a Move Overhead of 100 ms for the same reason. With nothing else running,
 --concurrency 2 is safe (the 300-game gauntlet of 2026-11-24: no time loss on either side).
-Wasp-Py keeps its own defaults.
+Wasp-Py keeps its own defaults: its net (--wasp-option 'EvalFile=<empty>' for the hand-written
+evaluation).
 """
 
 import argparse

@@ -75,7 +75,8 @@ def build_parser():
               "(cmd=... option.Hash=16 ...); its moves at 'go nodes -nodes'")
     flag("eval-file", metavar="FILE", default="",
          help="Wasp-Py's evaluation: a net (.nnue) or a params.txt, as its EvalFile "
-              "(default: the built-in weights)")
+              "(default: the hand-written evaluation's built-in weights; the engine's "
+              "default net: -eval-file wasp-py-2.nnue)")
     flag("dask", metavar="ADDRESS", default="",
          help="play the games on the Dask scheduler at ADDRESS")
     number("seed", "S", "the run's seed")
@@ -158,10 +159,10 @@ def main(argv=None) -> int:
                 if args.engine is not None:
                     raise _Usage("-eval-file is Wasp-Py's: give a UCI engine its "
                                  "option.EvalFile= in -engine")
-                from wasp.engine import load_eval_file
+                from wasp.engine import eval_file_path, load_eval_file
 
                 load_eval_file(args.eval_file)  # ValueError in one line: a bad file
-                config.eval_file = os.path.abspath(args.eval_file)
+                config.eval_file = os.path.abspath(eval_file_path(args.eval_file))
             try:
                 config.check()
                 if args.engine is not None:

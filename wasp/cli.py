@@ -70,9 +70,9 @@ def _parser():
     pb = _sub(sub, "bench", "search the bench positions to a fixed depth",
               "Search 30 fixed positions to a fixed depth from cleared tables; the total node "
               "count is the search's signature, the speed the machine's. Engine options (an "
-              "EvalFile, a search parameter) give the signature of that engine.",
-              _example("wasp bench", "wasp bench 6",
-                       "wasp bench --eval-file wasp/evalfiles/wasp-1.02.txt"))
+              "EvalFile, a search parameter) give the signature of that engine; --eval-file '' "
+              "the hand-written evaluation's (the default is Wasp-Py's net).",
+              _example("wasp bench", "wasp bench 6", "wasp bench --eval-file ''"))
     pb.add_argument("depth", nargs="?", type=int, default=None,
                     help="search depth in plies (default 9)")
     _engine_options(pb)
@@ -90,17 +90,20 @@ def _parser():
                    help="milliseconds per position (default 1000)")
     g.add_argument("--depth", type=int, help="fixed depth per position (instead of --time)")
 
-    pv = _sub(sub, "eval", "print the evaluation trace of a position",
-              "Print the static evaluation of a position term by term (white and black, "
-              "opening and endgame), the phase, king safety, draw factor and the final score; "
-              "with a net (--eval-file NET.nnue), the net's output and the evaluation the "
-              "search uses.",
+    pv = _sub(sub, "eval", "print the static evaluation of a position",
+              "Print the static evaluation of a position. With a net (the default, Wasp-Py's "
+              "own, or --eval-file NET.nnue): the net's output and the evaluation the search "
+              "uses. With the hand-written evaluation (--eval-file '' for its built-in "
+              "weights, or a params.txt): its trace term by term (white and black, opening and "
+              "endgame), the phase, king safety, draw factor and the final score.",
               _example('wasp eval "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq '
-                       '- 2 3"', "wasp eval startpos", "wasp eval startpos --eval-file net.nnue"))
+                       '- 2 3"', "wasp eval startpos --eval-file ''",
+                       "wasp eval startpos --eval-file net.nnue"))
     pv.add_argument("fen", help="the position: a FEN in quotes, or 'startpos'")
     pv.add_argument("--eval-file", metavar="FILE",
-                    help="evaluation parameters, or a net: then the lines 'NNUE: N (side to "
-                         "move)' and the evaluation the search uses (default: built in)")
+                    help="a net: then the lines 'NNUE: N (side to move)' and the evaluation "
+                         "the search uses; evaluation parameters, or '' for the built-in "
+                         "ones: the hand-written evaluation's trace (default: Wasp-Py's net)")
 
     bk = _sub(sub, "book", "build or probe a Polyglot opening book",
               "Build a Polyglot opening book from PGN games, or list a position's book moves.",
@@ -186,8 +189,9 @@ def _engine_options(parser) -> None:
     g.add_argument("--book", action=_Setting, metavar="FILE",
                    help="a Polyglot book for the engine's opening moves")
     g.add_argument("--eval-file", action=_Setting, metavar="FILE",
-                   help="evaluation parameters (a `wasp-tune run` params.txt) or a net "
-                        "(bullet's layout, .nnue; default: the built-in tuned values)")
+                   help="a net (bullet's layout, .nnue; default: Wasp-Py's own, "
+                        "wasp-py-2.nnue) or the hand-written evaluation's parameters (a "
+                        "`wasp-tune run` params.txt; '': its built-in tuned values)")
     g.add_argument("--search-file", action=_Setting, metavar="FILE",
                    help="search parameters, `Name = value` lines (default: built in)")
     g.add_argument("--hash", action=_Setting, metavar="MB", help="hash table MB (default 16)")
@@ -284,19 +288,19 @@ def _eval(fen, eval_file=None):
         position = Position(STARTING_FEN if fen == "startpos" else fen)
     except ValueError as e:
         return fail("wasp eval", f"bad FEN {fen!r}: {e}", EXIT_USAGE)
-    W = None
+    from wasp.engine import Engine, eval_file_path
+
     if eval_file:
-        problem = file_problem(eval_file, text=False)
+        problem = file_problem(eval_file_path(eval_file), text=False)
         if problem:
             return fail("wasp eval", problem)
-        from wasp.engine import Engine
-
-        engine = Engine()
-        try:
+    engine = Engine()
+    try:
+        if eval_file is not None:  # "": the hand-written evaluation
             engine.set_option("EvalFile", eval_file)
-        except ValueError as e:
-            return fail("wasp eval", e)
         W = engine.W
+    except ValueError as e:
+        return fail("wasp eval", e)
     from wasp.nnue.netfile import Net
 
     if isinstance(W, Net):
@@ -329,7 +333,12 @@ def _engine_file_problem(settings):
     """The first unusable file among engine options (BookFile, EvalFile, SearchFile), or None."""
     for name, value in settings:
         if name in ("BookFile", "EvalFile", "SearchFile") and value:
-            # an EvalFile may be a net: the engine tells it apart from a parameter file
+            # an EvalFile may be a net (the engine tells it apart from a parameter file) or
+            # the bare name of a file shipped in wasp/evalfiles
+            if name == "EvalFile":
+                from wasp.engine import eval_file_path
+
+                value = eval_file_path(value)
             problem = file_problem(value, text=name == "SearchFile")
             if problem:
                 return f"{name}: {problem}"

@@ -13,6 +13,7 @@ is known before the kernels load, so a GUI gets `uciok` at once; `Engine.load()`
 kernels.
 """
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ OVERHEAD_DEFAULT, OVERHEAD_MAX = 30, 5000
 MULTIPV_MAX = 64
 SYZYGY_LIMIT_DEFAULT, SYZYGY_LIMIT_MAX = 7, 7
 EMPTY = "<empty>"  # UCI's word for an empty string option
+EVALFILES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evalfiles")
+DEFAULT_NET = "wasp-py-2.nnue"  # Wasp-Py's own net, shipped in EVALFILES_DIR (docs/nnue.md)
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,9 @@ OPTIONS = (
     Option("Clear Hash", "button", meaning="forget the transposition table and history"),
     Option("Move Overhead", "spin", OVERHEAD_DEFAULT, 0, OVERHEAD_MAX,
            "milliseconds kept back per move for the GUI and the pipes"),
-    Option("EvalFile", "file", "",
-           meaning="evaluation parameter file (wasp.params format) or a net (bullet's layout)"),
+    Option("EvalFile", "file", DEFAULT_NET,
+           meaning="a net (bullet's layout; default: Wasp-Py's own) or an evaluation parameter "
+                   "file (wasp.params format); empty: the hand-written evaluation"),
     Option("SearchFile", "file", "", meaning="search parameter file (Name = value lines)"),
     Option("OwnBook", "check", False, meaning="play book moves from BookFile"),
     Option("BookFile", "file", "", meaning="a Polyglot opening book"),
@@ -100,12 +104,22 @@ def _binary(path) -> bool:
         return False
 
 
+def eval_file_path(value: str) -> str:
+    """The file an EvalFile value names: the path as given, or else, for a bare name, the file
+    of that name shipped in wasp/evalfiles (as Stockfish finds its default net by name)."""
+    if os.path.exists(value) or os.path.dirname(value):
+        return value
+    shipped = os.path.join(EVALFILES_DIR, value)
+    return shipped if os.path.exists(shipped) else value
+
+
 def load_eval_file(path):
     """An EvalFile's evaluation: a net (`wasp.nnue.netfile.Net`), told by its content, or the
     hand-written evaluation's weight vector from a params file; ValueError in one line."""
     from wasp import params
     from wasp.nnue import netfile
 
+    path = eval_file_path(path)
     try:
         if netfile.looks_like_net(path) or _binary(path):
             return netfile.read(path)  # a net (ValueError: no net has that size)
@@ -236,9 +250,9 @@ class Engine:
         self.tablebases = None  # wasp.tablebase.Tablebases of SyzygyPath
         self.probe_limit = SYZYGY_LIMIT_DEFAULT
         self.syzygy_50 = True
-        self.eval_file = ""
+        self.eval_file = DEFAULT_NET  # "": the hand-written evaluation's built-in weights
         self.search_file = ""
-        self.W = None  # EvalFile's weights, or its net (a wasp.nnue.netfile.Net); None: built in
+        self._W = None  # EvalFile's net or weights once read (the default net: at first use)
         self.search_values = search_defaults()
         self.techniques = dict.fromkeys(TECHNIQUES, True)
         self.searcher = None  # wasp.driver.Searcher, built by load()
@@ -256,6 +270,15 @@ class Engine:
         return f"<Engine {state} hash={self.hash_mb}MB multipv={self.multipv} fen={fen!r}>"
 
     # -- loading -------------------------------------------------------------------------
+    @property
+    def W(self):
+        """EvalFile's evaluation: a net (`wasp.nnue.netfile.Net`), the hand-written
+        evaluation's weights, or None for its built-in ones. The default net is read at first
+        use, so that `uci` is answered before any file is read."""
+        if self._W is None and self.eval_file:
+            self._W = load_eval_file(self.eval_file)
+        return self._W
+
     def load(self) -> None:
         """Load the kernels and build the searcher (once); the options set so far apply."""
         if self.searcher is not None:
@@ -343,16 +366,16 @@ class Engine:
 
     def _set_evalfile(self, option, value):
         if not value or value == EMPTY:
-            self.eval_file, self.W = "", None
+            self.eval_file, self._W = "", None
             if self.searcher is not None:
                 from wasp.evaluate import default_weights
 
                 self.searcher.set_weights(default_weights())
-            return "EvalFile: the built-in evaluation"
+            return "EvalFile: the hand-written evaluation, its built-in weights"
         from wasp.nnue import netfile
 
         W = load_eval_file(value)
-        self.eval_file, self.W = value, W
+        self.eval_file, self._W = value, W
         if self.searcher is not None:
             self.searcher.set_weights(W)
         if isinstance(W, netfile.Net):

@@ -115,6 +115,38 @@ def test_the_shipped_net_is_what_its_record_says_and_knows_material():
     assert abs(scores["start"]) < 150 and scores["queen up"] > 600 and scores["queen down"] < -600
 
 
+def test_the_engine_plays_the_shipped_net_by_default_and_empty_is_the_hand_written_one():
+    from wasp.engine import DEFAULT_NET, OPTIONS, eval_file_path
+
+    assert DEFAULT_NET == SHIPPED_NET.name
+    declared = next(o for o in OPTIONS if o.name == "EvalFile")
+    assert declared.uci() == f"option name EvalFile type string default {SHIPPED_NET.name}"
+    engine = Engine()
+    assert isinstance(engine.W, netfile.Net) and engine.W.hidden == 128
+    engine.load()
+    assert engine.searcher.net_hidden == 128
+    assert "hand-written" in engine.set_option("EvalFile", "<empty>")
+    assert engine.W is None and engine.searcher.net_hidden == 0
+    # a bare name is a file shipped in wasp/evalfiles; a path stays as given
+    assert eval_file_path(EVALFILE.name) == str(EVALFILE)
+    assert eval_file_path("sub/" + EVALFILE.name) == "sub/" + EVALFILE.name
+    engine.set_option("EvalFile", EVALFILE.name)
+    assert isinstance(engine.W, np.ndarray) and engine.searcher.net_hidden == 0
+    engine.set_option("EvalFile", SHIPPED_NET.name)
+    assert engine.searcher.net_hidden == 128
+
+
+def test_wasp_eval_shows_the_default_net_and_with_an_empty_eval_file_the_trace():
+    fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+    net = subprocess.run([*WASP, "eval", fen], capture_output=True, text=True, timeout=600)
+    assert net.returncode == 0, net.stderr
+    assert f"NNUE: {numpy_forward(SHIPPED_NET.read_bytes(), fen)} (side to move)" in net.stdout
+    trace = subprocess.run([*WASP, "eval", fen, "--eval-file", ""], capture_output=True,
+                           text=True, timeout=600)
+    assert trace.returncode == 0, trace.stderr
+    assert "NNUE" not in trace.stdout and "Final evaluation" in trace.stdout
+
+
 def test_kpk_knowledge_and_bare_material_draws_stay_on_top_of_the_net(net_path):
     """KPK positions score as the tablebase says (a win at least KPK_WIN for the side that
     wins, a draw 0), whatever the net says; a bare minor is a draw."""

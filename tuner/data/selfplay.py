@@ -12,6 +12,7 @@ import sys
 from contextlib import nullcontext
 
 from tuner.data import DATA_DIR
+from wasp.engine import EMPTY
 
 DEFAULT_OPENINGS = os.path.join(DATA_DIR, "openings-uho-5000.epd")
 CHESS960_OPENINGS = os.path.join(DATA_DIR, "chess960.epd")  # the 960 starts, numbered
@@ -19,11 +20,12 @@ DONE = "done.json"
 
 
 def wasp_engine(name, params="", hash_mb=16):
-    """`-engine` tokens for our engine run by this Python (``python -m wasp.cli``)."""
+    """`-engine` tokens for our engine run by this Python (``python -m wasp.cli``) with the
+    hand-written evaluation these sets tune: `params`, or "" for its built-in weights (not
+    the engine's default net)."""
     tokens = ["-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", f"name={name}",
               f"option.Hash={hash_mb}", "startup=300"]  # a loaded machine may compile
-    if params:
-        tokens.append(f"option.EvalFile={os.path.abspath(params)}")
+    tokens.append(f"option.EvalFile={os.path.abspath(params) if params else EMPTY}")
     return tokens
 
 
