@@ -69,7 +69,7 @@ class DatagenConfig:
     draw_score: int = 10  # ... |score| at most this ...
     draw_plies: int = 16  # ... for this many plies in a row
     max_plies: int = 400  # the game is a draw when its ply reaches this
-    eval_file: str = ""  # Wasp-Py: an EvalFile (a net or params.txt); "": the built-in weights
+    eval_file: str = ""  # Wasp-Py's EvalFile (a net or params.txt); "": the hand-written evaluation
     engine: str = "wasp-py"  # the engine's name (recorded)
     uci: dict | None = None  # a UCI engine (testing.engine.EngineConfig's dict); None: Wasp-Py
 

@@ -40,7 +40,8 @@ run), sprt/ (tuned, with option.EvalFile= the last run's params.txt, against the
 the built-in values or -start's, written to start.txt), then report.json. Settings are saved
 in loop.json on the first run; later runs read them from there. The report gives E of the
 training and validation sets before and after tuning (and says so when the validation E rose)
-and the match's score and Elo; the run ends on a summary of them.
+and the match's score and Elo; the run ends on a summary of them. Every engine plays the
+hand-written evaluation (EvalFile empty or a parameter file), not the engine's default net.
 
 exit codes: 0 ok, 1 a file that cannot be used or a stage that failed, 2 a bad command line
 """

@@ -16,9 +16,11 @@
   text says so), the match's score, Elo and SPRT result (null where a statistic is undefined);
   ``report.svg`` plots E per tuning pass.
 
-The loop starts from the built-in evaluation, or from another one (``start``: a parameter file,
-or the built-in values with the material scaled, ``material*0.3``), written to ``start.txt``:
-self-play, tuning and the match all start from it, so the match measures what tuning gained.
+The loop plays and tunes the hand-written evaluation (its engines get ``EvalFile`` empty or a
+parameter file, never the engine's default net). It starts from the built-in values, or from
+another start (``start``: a parameter file, or the built-in values with the material scaled,
+``material*0.3``), written to ``start.txt``: self-play, tuning and the match all start from it,
+so the match measures what tuning gained.
 
 A stage whose output is complete is skipped when the command runs again, and a killed stage
 resumes (the match runner's ``-resume``, the tuner's checkpoint), so after a kill the same
