@@ -89,11 +89,12 @@ def bench(depth=None, hash_mb: int = 16, verbose: bool = True, settings=()) -> i
                   f"nodes {result.nodes:9d}  {fen}", flush=True)
     nps = int(total_nodes / total_time) if total_time > 0 else 0
     eval_entries = (searcher.E.shape[0] - E_EVAL) // EC_WIDTH
-    for label, name, entries in (("Pawn hash", "pawn", PAWN_ENTRIES),
-                                 ("Eval cache", "eval", eval_entries)):
-        n, hits = probes[name]
-        print(f"{label:<16}: {100.0 * hits / max(1, n):.1f} % hits of {n} probes "
-              f"({entries} entries)")
+    if not searcher.net_hidden:  # the hand-written evaluation's caches (a net has none)
+        for label, name, entries in (("Pawn hash", "pawn", PAWN_ENTRIES),
+                                     ("Eval cache", "eval", eval_entries)):
+            n, hits = probes[name]
+            print(f"{label:<16}: {100.0 * hits / max(1, n):.1f} % hits of {n} probes "
+                  f"({entries} entries)")
     print("===========================")
     print(f"Total time (ms) : {int(total_time * 1000)}")
     print(f"Nodes searched  : {total_nodes}")

@@ -154,22 +154,29 @@ def test_bench_signature_is_stable():
     assert int(first[0].split(":")[1]) > 1000
 
 
-def test_bench_prints_the_pawn_hash_and_eval_cache_hit_rates():
-    import re
-
+def _bench_lines(**kwargs):
     from wasp import benchmark
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        benchmark.bench(depth=3)
+        benchmark.bench(depth=3, **kwargs)
     lines = buf.getvalue().splitlines()
     assert lines[-3].startswith("Total time") and lines[-1].startswith("Nodes/second")
+    return lines
+
+
+def test_bench_prints_the_pawn_hash_and_eval_cache_hit_rates_of_the_hand_written_evaluation():
+    import re
+
+    lines = _bench_lines(settings=[("EvalFile", "")])
     for label, entries in (("Pawn hash", 8192), ("Eval cache", 1 << 18)):
         line = next(ln for ln in lines if ln.startswith(label))
         m = re.search(r": ([\d.]+) % hits of (\d+) probes \((\d+) entries\)", line)
         assert m, line
         assert 0 < float(m.group(1)) < 100 and int(m.group(2)) > 1000
         assert int(m.group(3)) == entries
+    # the default net uses neither cache: no lines of zero probes
+    assert not any(ln.startswith(("Pawn hash", "Eval cache")) for ln in _bench_lines())
 
 
 def test_qsearch_sees_a_hanging_queen():
