@@ -214,9 +214,10 @@ class Loop:
         return run
 
     def builtin_k(self) -> float:
-        """K fitted with the built-in evaluation when the loop starts from another one (0:
-        the tuner fits it with the start): the scale of the engine's centipawns, so that K
-        does not absorb a start whose scale is wrong (halved material) and E shows it."""
+        """K fitted with the hand-written evaluation's built-in weights when the loop starts
+        from other weights (0: the tuner fits it with the start): the scale of the engine's
+        centipawns, so that K does not absorb a start whose scale is wrong (halved material)
+        and E shows it."""
         if not self.config.start:
             return 0.0
         from tuner.error import Scorer, fit_k
@@ -226,7 +227,7 @@ class Loop:
         ps = load(self.path("data", "train.epd"), use_cache=False)
         q, _ = Scorer(self.config.threads).qsearch_scores(P.default_weights(), ps.rows)
         k = fit_k(q, ps.results)
-        self.log(f"[tune] K {k:.4f}, fitted with the built-in evaluation")
+        self.log(f"[tune] K {k:.4f}, fitted with the built-in weights")
         return k
 
     def tune(self):
@@ -427,7 +428,7 @@ def report_text(r) -> str:
 
 def closing_summary(r, loop_dir) -> str:
     """The few lines a loop ends on: its stages, the figures, and where to look next."""
-    start = "the built-in evaluation" if r.get("start", "built-in") == "built-in" else \
+    start = "the built-in weights" if r.get("start", "built-in") == "built-in" else \
         f"a start of {r['start']}"
     score = _finite(r["sprt_score"])
     if score is None:

@@ -244,6 +244,9 @@ def test_report_text_and_summary_say_undefined_figures_in_words():
     assert "Elo +544.7 +/- undefined (the 95 % interval reaches a score of 1)" in \
         closing_summary(high, "loops/q")
     assert "SPRT tuned vs start" in text and "no difference" in text
+    assert "from a start of material*0.5" in text
+    # the engine's default evaluation is a net now: the loop names what it tunes
+    assert "from the built-in weights" in closing_summary({**rep, "start": "built-in"}, "q")
     won = {**rep, "sprt_score": 1.0, "sprt_elo": None, "sprt_llr": 2.1}
     assert "Elo undefined (every game won)" in closing_summary(won, "loops/q")
     assert "the tuned engine is stronger" in closing_summary(won, "loops/q")
