@@ -76,7 +76,7 @@ def build_parser():
     flag("eval-file", metavar="FILE", default="",
          help="Wasp-Py's evaluation: a net (.nnue) or a params.txt, as its EvalFile "
               "(default: the hand-written evaluation's built-in weights; the engine's "
-              "default net: -eval-file wasp-py-2.nnue)")
+              "default net: -eval-file wasp-py-3.nnue)")
     flag("dask", metavar="ADDRESS", default="",
          help="play the games on the Dask scheduler at ADDRESS")
     number("seed", "S", "the run's seed")

@@ -190,7 +190,7 @@ def _engine_options(parser) -> None:
                    help="a Polyglot book for the engine's opening moves")
     g.add_argument("--eval-file", action=_Setting, metavar="FILE",
                    help="a net (bullet's layout, .nnue; default: Wasp-Py's own, "
-                        "wasp-py-2.nnue) or the hand-written evaluation's parameters (a "
+                        "wasp-py-3.nnue) or the hand-written evaluation's parameters (a "
                         "`wasp-tune run` params.txt; '': its built-in tuned values)")
     g.add_argument("--search-file", action=_Setting, metavar="FILE",
                    help="search parameters, `Name = value` lines (default: built in)")

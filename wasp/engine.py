@@ -30,7 +30,7 @@ MULTIPV_MAX = 64
 SYZYGY_LIMIT_DEFAULT, SYZYGY_LIMIT_MAX = 7, 7
 EMPTY = "<empty>"  # UCI's word for an empty string option
 EVALFILES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evalfiles")
-DEFAULT_NET = "wasp-py-2.nnue"  # Wasp-Py's own net, shipped in EVALFILES_DIR (docs/nnue.md)
+DEFAULT_NET = "wasp-py-3.nnue"  # Wasp-Py's own net, shipped in EVALFILES_DIR (docs/nnue.md)
 
 
 @dataclass(frozen=True)

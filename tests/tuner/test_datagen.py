@@ -289,7 +289,7 @@ def test_command_line_errors(tmp_path, capsys, small_run):
 
 
 def test_a_net_as_eval_file_plays_the_games_and_stays_with_the_run(tmp_path, small_run):
-    net = str(ROOT / "wasp" / "evalfiles" / "wasp-py-2.nnue")
+    net = str(ROOT / "wasp" / "evalfiles" / "wasp-py-3.nnue")
     run = _run(tmp_path / "net", eval_file=net)
     data = open(run.file(DATA_FILE)).read()
     assert data and data != open(small_run.file(DATA_FILE)).read()
@@ -305,12 +305,12 @@ def test_eval_file_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "EvalFile not loaded" in err and len(err.strip().splitlines()) == 1
     assert cli.main(["datagen", "-dir", str(tmp_path / "b"), "-eval-file",
-                     str(ROOT / "wasp" / "evalfiles" / "wasp-py-2.nnue"),
+                     str(ROOT / "wasp" / "evalfiles" / "wasp-py-3.nnue"),
                      "-engine", "cmd=wasp"]) == 2
     assert "option.EvalFile=" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
     net = tmp_path / "gone.nnue"  # a resumed run whose net has since gone: one line, data kept
-    net.write_bytes((ROOT / "wasp" / "evalfiles" / "wasp-py-2.nnue").read_bytes())
+    net.write_bytes((ROOT / "wasp" / "evalfiles" / "wasp-py-3.nnue").read_bytes())
     run = _run(tmp_path / "c", games=1, eval_file=str(net))
     data = open(run.file(DATA_FILE)).read()
     net.unlink()

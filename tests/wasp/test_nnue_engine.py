@@ -20,7 +20,7 @@ from wasp.nnue.evaluate import KPK_WIN, evaluate_position
 
 WASP = [sys.executable, "-m", "wasp.cli"]
 EVALFILE = ROOT / "wasp" / "evalfiles" / "wasp-1.02.txt"
-SHIPPED_NET = ROOT / "wasp" / "evalfiles" / "wasp-py-2.nnue"
+SHIPPED_NET = ROOT / "wasp" / "evalfiles" / "wasp-py-3.nnue"
 
 
 @pytest.fixture(scope="module")

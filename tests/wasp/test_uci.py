@@ -369,7 +369,7 @@ def test_uci_lists_every_search_parameter_as_a_spin():
         assert f"option name {p.name} type spin default {p.default} min {p.lo} max {p.hi}" \
             in lines
     assert "option name SearchFile type string default <empty>" in lines
-    assert "option name EvalFile type string default wasp-py-2.nnue" in lines
+    assert "option name EvalFile type string default wasp-py-3.nnue" in lines
 
 
 def test_eval_file_and_a_search_parameter_change_what_uci_reports(tmp_path):
@@ -381,7 +381,7 @@ def test_eval_file_and_a_search_parameter_change_what_uci_reports(tmp_path):
     original = _search_report(e, out, f"setoption name EvalFile value {ORIGINAL}")
     assert any(f"EvalFile {ORIGINAL} loaded" in ln for ln in out.lines)
     assert len({base[0], hand_written[0], original[0]}) == 3
-    assert _search_report(e, out, "setoption name EvalFile value wasp-py-2.nnue") == base
+    assert _search_report(e, out, "setoption name EvalFile value wasp-py-3.nnue") == base
     null_r = _search_report(e, out, "setoption name NullMoveR value 1")
     assert null_r[0] != base[0]
     searchfile = tmp_path / "search.txt"

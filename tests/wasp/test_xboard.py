@@ -246,12 +246,12 @@ def test_xboard_declares_the_options_and_they_change_what_it_plays_or_posts(sess
     for name in ("EvalFile -file", "SearchFile -file", "MultiPV -spin", "OwnBook -check",
                  "NullMove -check 1"):
         assert f'option="{name}' in features
-    assert 'option="EvalFile -file wasp-py-2.nnue"' in features
+    assert 'option="EvalFile -file wasp-py-3.nnue"' in features
     base = _thinking(session)  # the default net
     hand_written = _thinking(session, "option EvalFile=")
     original = _thinking(session, f"option EvalFile={ORIGINAL}")
     assert len({base[0], hand_written[0], original[0]}) == 3
-    assert _thinking(session, "option EvalFile=wasp-py-2.nnue") == base
+    assert _thinking(session, "option EvalFile=wasp-py-3.nnue") == base
     null_r = _thinking(session, "option NullMoveR=1")
     assert null_r[0] != base[0]
     session.send("option NullMoveR=3")
