@@ -127,7 +127,7 @@ def plot(rows: list[dict], path: pathlib.Path, title: str) -> None:
     b.set_ylabel("Elo against the hand-written evaluation")
     for ax in (a, b):  # the sizes themselves as ticks: 250k, 1M, ...
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_xticks(x, [short(v) for v in x])
+        ax.set_xticks(x, [short(v) for v in x], rotation=45, fontsize=8)  # close sizes
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
