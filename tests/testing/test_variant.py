@@ -11,7 +11,8 @@ import chess.pgn
 import pytest
 
 from testing.cli import main, prepare
-from testing.engine import EngineConfig, EngineUnsupported, make_engine
+from testing.driver import EngineUnsupported
+from testing.engine import EngineConfig, make_engine
 from testing.game import GameSettings, play_game
 from testing.openings import OpeningBook, OpeningSequence
 from testing.pgn import game_pgn
