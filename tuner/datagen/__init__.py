@@ -12,9 +12,10 @@ from .run import (
     read_records,
     read_run,
     read_state,
+    uci_engine,
 )
 
 __all__ = [
     "DatagenConfig", "DatagenRun", "SelfPlay", "describe_stats", "generate", "read_games",
-    "read_records", "read_run", "read_state",
+    "read_records", "read_run", "read_state", "uci_engine",
 ]
