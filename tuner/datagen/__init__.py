@@ -2,19 +2,9 @@
 in-process or of any UCI engine, every position with its search score, in a resumable run
 directory."""
 
-from .run import (
-    DatagenConfig,
-    DatagenRun,
-    SelfPlay,
-    describe_stats,
-    generate,
-    read_games,
-    read_records,
-    read_run,
-    read_state,
-)
+from wasp.lazyimport import face
 
-__all__ = [
-    "DatagenConfig", "DatagenRun", "SelfPlay", "describe_stats", "generate", "read_games",
-    "read_records", "read_run", "read_state",
-]
+__all__, __getattr__, __dir__ = face(__name__, {
+    "run": ("DatagenConfig DatagenRun SelfPlay describe_stats generate read_games read_records "
+           "read_run read_state"),
+})
