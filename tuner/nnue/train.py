@@ -24,6 +24,7 @@ import numpy as np
 from tuner.nnue import data as D
 from tuner.nnue.model import AdamW, FloatNet, Kernels, evaluate, set_threads
 from wasp.nnue import netfile
+from wasp.nnue.inputs import FEATURES
 
 RUN_FILE, CHECKPOINT, BEST, HISTORY = "run.json", "checkpoint.npz", "best.npz", "history.csv"
 NETS = "nets"  # the quantised net at the end of every epoch: nets/epoch-N.nnue
@@ -371,7 +372,7 @@ class Training:
         split_kind = ("none" if len(self.valid_idx) == 0 else
                       "by game" if self.dataset.games is not None else "contiguous blocks")
         meta = {
-            "architecture": f"(768 -> {cfg.hidden})x2 -> 1, SCReLU, bullet Chess768 inputs",
+            "architecture": f"({FEATURES} -> {cfg.hidden})x2 -> 1, SCReLU, bullet Chess768 inputs",
             "format": f"bullet simple layout, QA {netfile.QA}, QB {netfile.QB}, "
                       f"scale {netfile.SCALE}",
             "hidden": cfg.hidden, "bytes": path.stat().st_size,
