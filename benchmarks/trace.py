@@ -38,8 +38,7 @@ def timed(repeat, fn):
 
 def synthetic(n, terms, coefs, seed=1):
     """A LinearSet of n positions with `coefs` coefficients each, and results."""
-    from tuner.sparse import LinearSet
-    from tuner.trace import weight_layout
+    from tuner.texel import LinearSet, weight_layout
 
     rng = np.random.default_rng(seed)
     offsets = np.arange(n + 1, dtype=np.int64) * coefs
@@ -57,29 +56,27 @@ def synthetic(n, terms, coefs, seed=1):
 
 
 def bench_epoch(args):
-    from tuner import methods as M
-    from tuner.error import set_threads
-    from tuner.sparse import gradient
+    from tuner.texel import ADAM, GradientState, gradient, gradient_epoch, set_threads
 
     set_threads(args.threads)
     ls, results, W = synthetic(args.n, args.terms, args.coefs)
     small = ls.subset(np.arange(1000))
     gradient(W, small, results[:1000], 1.0)  # compile or load outside the timing
-    st = M.GradientState(W, M.ADAM, 1.0)
+    st = GradientState(W, ADAM, 1.0)
     mask = np.ones(ls.n_weights, dtype=bool)
-    M.gradient_epoch(st, small, results[:1000], 1.0, mask, 0)
+    gradient_epoch(st, small, results[:1000], 1.0, mask, 0)
     print(f"{args.n} positions x {args.coefs} coefficients over {args.terms} tapered terms "
           f"({ls.n_weights} weights), {args.threads} threads; load average "
           f"{os.getloadavg()[0]:.2f}")
     wall, cpu = timed(args.repeat, lambda: gradient(W, ls, results, 1.0))
     print(f"E and gradient: {wall:.3f} s wall (median of {args.repeat}), {cpu:.3f} s CPU")
-    wall, cpu = timed(args.repeat, lambda: M.gradient_epoch(st, ls, results, 1.0, mask, 0))
+    wall, cpu = timed(args.repeat, lambda: gradient_epoch(st, ls, results, 1.0, mask, 0))
     print(f"Adam epoch (full batch, with the step): {wall:.3f} s wall, {cpu:.3f} s CPU")
 
 
 def write_text_trace(path, lines, terms, coefs, block=100_000):
     """A text trace of `lines` position lines (one block repeated)."""
-    from tuner.trace import TraceWriter
+    from tuner.traces import TraceWriter
 
     rng = np.random.default_rng(2)
     tmp = f"{path}.block"
@@ -105,8 +102,8 @@ def write_text_trace(path, lines, terms, coefs, block=100_000):
 
 
 def bench_read(args):
-    from tuner.error import set_threads
-    from tuner.trace import CACHE_SUFFIX, read_trace
+    from tuner.texel import set_threads
+    from tuner.traces import CACHE_SUFFIX, read_trace
 
     set_threads(args.threads)
     os.makedirs(args.dir, exist_ok=True)

@@ -17,9 +17,10 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from tuner.nnue.data import OFF_RESULT, OFF_SCORE, board_features
 from wasp.nnue import netfile
 from wasp.nnue.inputs import FEATURES, MAX_ACTIVE
+
+from .data import OFF_RESULT, OFF_SCORE, board_features
 
 CHUNKS = 16  # gradient buffers a batch: fixed, so sums do not depend on the threads
 SCALE = float(netfile.SCALE)  # centipawns = SCALE * o; the score's sigmoid is of score/SCALE
