@@ -16,7 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wasp.cliargs import ArgumentParser, add_resume, add_run_dir, run_dir
-from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
+from wasp.exitcodes import (
+    EXIT_USAGE,
+    CliError,
+    check_files,
+    check_params_file,
+    fail,
+    run_tool,
+)
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
@@ -348,5 +355,10 @@ def main(argv=None) -> int:
         return fail(f"wasp-tune {args.command}", e, e.code)
 
 
+def entry() -> int:
+    """The `wasp-tune` console script: `main` as every tool runs (`wasp.exitcodes.run_tool`)."""
+    return run_tool(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

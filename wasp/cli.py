@@ -10,7 +10,7 @@ import os
 import sys
 
 from wasp.cliargs import ArgumentParser, add_output
-from wasp.exitcodes import EXIT_OK, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_OK, EXIT_USAGE, fail, file_problem, run_tool
 
 EXAMPLES = """examples:
   wasp                                   run as a UCI engine (for GUIs and match runners)
@@ -410,13 +410,9 @@ def main(argv=None, gui=None):
 
 
 def entry(run=None) -> int:
-    """Console-script entry of `run` (default `main`): a closed pipe (`wasp perft ... | head`)
-    is not an error."""
-    try:
-        return (run or main)()
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
+    """The `wasp` console script: `run` (default `main`) as every tool runs
+    (`wasp.exitcodes.run_tool`)."""
+    return run_tool(run or main)
 
 
 if __name__ == "__main__":
