@@ -356,7 +356,11 @@ def main(argv=None) -> int:
 
 
 def entry() -> int:
-    """The `wasp-tune` console script: `main` as every tool runs (`wasp.exitcodes.run_tool`)."""
+    """The `wasp-tune` console script: the kernel cache of the engine's and the tuner's kernels
+    set up (`wasp.kernelcache`; the engines it starts share it), then `main`."""
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp", "tuner"))
     return run_tool(main)
 
 

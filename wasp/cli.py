@@ -410,8 +410,11 @@ def main(argv=None, gui=None):
 
 
 def entry(run=None) -> int:
-    """The `wasp` console script: `run` (default `main`) as every tool runs
-    (`wasp.exitcodes.run_tool`)."""
+    """The `wasp` console script: the kernel cache set up (`wasp.kernelcache`), then `run`
+    (default `main`) as every tool runs (`wasp.exitcodes.run_tool`)."""
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp",))
     return run_tool(run or main)
 
 
