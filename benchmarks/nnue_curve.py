@@ -36,9 +36,12 @@ from wasp import kernelcache  # noqa: E402
 kernelcache.setup(("wasp", "tuner"))  # before the kernels are imported
 
 from testing import run_match  # noqa: E402
+from tuner.nnue import (  # noqa: E402
+    Config,
+    Training,
+    evaluate,  # noqa: E402
+)
 from tuner.nnue import data as D  # noqa: E402
-from tuner.nnue.model import evaluate  # noqa: E402
-from tuner.nnue.train import Config, Training  # noqa: E402
 
 FIELDS = ["positions", "games", "valid_loss", "train_loss", "epochs", "match_games", "score",
           "elo", "elo_error", "net", "series"]
