@@ -102,10 +102,12 @@ def run_tool(main) -> int:
     except BrokenPipeError:
         if not _stdout_closed():
             raise
-    # the interpreter flushes stdout at exit: let that write go nowhere, not to the pipe
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    try:  # the interpreter flushes stdout at exit: let that write go nowhere, not to the pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
     return EXIT_OK
 
 

@@ -179,7 +179,10 @@ def _read_listing(path: str) -> dict:
 def covers(path: str, files: dict) -> bool:
     """Whether the keyed directory `path` was keyed to these files with these digests (and
     maybe more)."""
-    listed = _read_listing(path)
+    return _covered(_read_listing(path), files)
+
+
+def _covered(listed: dict, files: dict) -> bool:
     return bool(listed) and all(listed.get(rel) == digest for rel, digest in files.items())
 
 
@@ -197,8 +200,11 @@ def _keyed(base: str) -> list:
 def _covering(base: str, files: dict):
     """The kept directory under `base` that covers `files`: the one listing the most files
     (it serves the most kinds of process), then the most recently used; or None."""
-    found = [(len(_read_listing(path)), -i, path)
-             for i, path in enumerate(_keyed(base)) if covers(path, files)]
+    found = []
+    for i, path in enumerate(_keyed(base)):
+        listed = _read_listing(path)
+        if _covered(listed, files):
+            found.append((len(listed), -i, path))
     return max(found)[2] if found else None
 
 

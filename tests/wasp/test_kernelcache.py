@@ -172,7 +172,9 @@ def test_setup_makes_the_keyed_directory_with_its_file_list_and_exports_it(tmp_p
     files = kc.file_digests(("wasp",))
     (path,) = base.iterdir()
     assert path.name == kc.key(files) and kc.covers(str(path), files)
-    assert (path / kc.FILES).read_text().splitlines()[0].endswith("  wasp/bitboards.py")
+    lines = (path / kc.FILES).read_text().splitlines()
+    assert lines == [f"{files[rel]}  {rel}" for rel in sorted(files)]
+    assert f"{files['wasp/search.py']}  wasp/search.py" in lines
 
 
 def test_setup_without_a_base_goes_under_home(tmp_path):
