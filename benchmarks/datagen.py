@@ -92,8 +92,7 @@ def uci_engine_speed(engine: dict, nodes: int) -> float:
 def uci_datagen_speed(tmp, name: str, tokens: list[str], games: int, nodes: int,
                       concurrency: int):
     """(positions, wall s, nodes a position) of a datagen run of a UCI engine."""
-    from tuner.datagen import DatagenConfig, DatagenRun, generate
-    from tuner.datagen_cli import engine_dict
+    from tuner.datagen import DatagenConfig, DatagenRun, engine_dict, generate
 
     config = DatagenConfig(games=games, nodes=nodes, uci=engine_dict(tokens, nodes))
     run = DatagenRun.create(os.path.join(tmp, name), config)
@@ -105,7 +104,7 @@ def uci_datagen_speed(tmp, name: str, tokens: list[str], games: int, nodes: int,
 
 def other_engine(args) -> int:
     """--engine: a UCI engine's datagen rate beside the bound its speed over UCI sets."""
-    from tuner.datagen_cli import engine_dict
+    from tuner.datagen import engine_dict
 
     c = args.concurrency
     engine = engine_dict(args.engine, args.nodes)

@@ -42,7 +42,7 @@ def best_rate(repeat, batches, batch, step):
 
 
 def ours(boards, order, args):
-    from tuner.nnue.model import AdamW, FloatNet, Kernels, set_threads
+    from tuner.nnue import AdamW, FloatNet, Kernels, set_threads
 
     set_threads(args.threads)
     net = FloatNet.random(args.hidden, seed=1)

@@ -32,9 +32,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from testing import run_match  # noqa: E402
+from tuner.nnue import (  # noqa: E402
+    Config,
+    Training,
+    evaluate,  # noqa: E402
+)
 from tuner.nnue import data as D  # noqa: E402
-from tuner.nnue.model import evaluate  # noqa: E402
-from tuner.nnue.train import Config, Training  # noqa: E402
 
 FIELDS = ["positions", "games", "valid_loss", "train_loss", "epochs", "match_games", "score",
           "elo", "elo_error", "net", "series"]

@@ -38,8 +38,8 @@ def timed(repeat, fn):
 
 def synthetic(n, terms, coefs, seed=1):
     """A LinearSet of n positions with `coefs` coefficients each, and results."""
-    from tuner.sparse import LinearSet
-    from tuner.trace import weight_layout
+    from tuner.texel import LinearSet
+    from tuner.traces import weight_layout
 
     rng = np.random.default_rng(seed)
     offsets = np.arange(n + 1, dtype=np.int64) * coefs
@@ -57,9 +57,8 @@ def synthetic(n, terms, coefs, seed=1):
 
 
 def bench_epoch(args):
-    from tuner import methods as M
-    from tuner.error import set_threads
-    from tuner.sparse import gradient
+    from tuner.texel import gradient, set_threads
+    from tuner.texel import methods as M
 
     set_threads(args.threads)
     ls, results, W = synthetic(args.n, args.terms, args.coefs)
@@ -79,7 +78,7 @@ def bench_epoch(args):
 
 def write_text_trace(path, lines, terms, coefs, block=100_000):
     """A text trace of `lines` position lines (one block repeated)."""
-    from tuner.trace import TraceWriter
+    from tuner.traces import TraceWriter
 
     rng = np.random.default_rng(2)
     tmp = f"{path}.block"
@@ -105,8 +104,8 @@ def write_text_trace(path, lines, terms, coefs, block=100_000):
 
 
 def bench_read(args):
-    from tuner.error import set_threads
-    from tuner.trace import CACHE_SUFFIX, read_trace
+    from tuner.texel import set_threads
+    from tuner.traces import CACHE_SUFFIX, read_trace
 
     set_threads(args.threads)
     os.makedirs(args.dir, exist_ok=True)

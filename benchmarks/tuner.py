@@ -45,10 +45,8 @@ def main(argv=None):
                     help="parameters binary-searched to count E evaluations per parameter")
     args = ap.parse_args(argv)
 
-    from tuner import methods as M
-    from tuner.error import Scorer, error, fit_k
-    from tuner.positions import load
-    from tuner.sparse import sparse_traces
+    from tuner.texel import Scorer, error, fit_k, load, sparse_traces
+    from tuner.texel import methods as M
     from wasp import params as P
 
     t = time.perf_counter()

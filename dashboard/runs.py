@@ -43,8 +43,8 @@ class RunError(Exception):
 def readers() -> dict:
     """Kind -> the reader its tool ships, in the order that tells unmarked (older) runs apart."""
     from testing.store import StoreReader
-    from tuner.run import TuningReader
-    from tuner.spsa_run import SpsaReader
+    from tuner.spsa import SpsaReader
+    from tuner.texel import TuningReader
 
     return {r.KIND: r for r in (TuningReader, SpsaReader, StoreReader)}
 

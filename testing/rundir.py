@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 
+from wasp.atomicfile import write_text
+
 KIND_FILE = "kind.json"
 
 
@@ -18,9 +20,7 @@ def mark(rundir: str, kind: str) -> None:
     """Record that `rundir` holds a run of `kind` (replaced atomically)."""
     os.makedirs(rundir, exist_ok=True)
     path = os.path.join(rundir, KIND_FILE)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(json.dumps({"kind": kind}) + "\n")
-    os.replace(path + ".tmp", path)
+    write_text(path, json.dumps({"kind": kind}) + "\n")
 
 
 def marked_kind(rundir: str) -> str | None:

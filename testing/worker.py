@@ -176,7 +176,7 @@ def play_pair(cfg: MatchConfig, task: PairTask, engines: EngineSet) -> list[dict
 
     Stops early when an engine failed and ``cfg.recover`` is off. Raises EngineStartError or
     PairError when the pair cannot be played. A task with a ``play(cfg, engines)`` method
-    plays its games itself with these engines (`tuner.datagen`'s games) and returns them."""
+    plays its games itself with these engines (`tuner.datagen.run`'s games) and returns them."""
     own = getattr(task, "play", None)
     if own is not None:
         return own(cfg, engines)

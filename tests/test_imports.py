@@ -118,6 +118,40 @@ def test_no_import_circle():
     assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def _room(module):
+    """The room of `tuner` that `module` belongs to (``tuner.texel.run`` -> ``texel``), or None
+    for the package's own modules (``tuner.cli``)."""
+    parts = module.split(".")
+    if parts[0] != "tuner" or len(parts) < 2 or not (ROOT / "tuner" / parts[1]).is_dir():
+        return None
+    return parts[1]
+
+
+def test_tuner_is_rooms_and_no_flat_tool_files():
+    rooms = {p.parent.name for p in (ROOT / "tuner").glob("*/__init__.py")}
+    assert rooms >= {"texel", "traces", "spsa", "datagen", "nnue", "formats", "sets", "loop"}
+    flat = sorted(p.name for p in (ROOT / "tuner").glob("*.py")
+                  if p.name.startswith(("spsa", "trace", "datagen", "bullet", "bf")))
+    assert not flat, flat
+    for room in rooms:
+        face = (ROOT / "tuner" / room / "__init__.py").read_text(encoding="utf-8")
+        assert ast.get_docstring(ast.parse(face)), f"tuner.{room} has no docstring"
+        assert "__all__" in face, f"tuner.{room} has no public face (__all__)"
+
+
+def test_tuner_rooms_import_each_other_only_through_their_faces():
+    wrong = [f"{name} imports {dep}: import it from tuner.{_room(dep)}"
+             for name, deps in sorted(import_graph().items()) if name.startswith("tuner.")
+             for dep in sorted(deps)
+             if _room(dep) and _room(dep) != _room(name) and dep != f"tuner.{_room(dep)}"]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_face_rule_sees_an_import_past_a_face(tmp_path):
+    assert _room("tuner.texel.run") == "texel" and _room("tuner.cli") is None
+    assert _room("tuner.texel") == "texel" and _room("wasp.board") is None
+
+
 def package_imports(path):
     """(package, line, where) of each import of a project package in the file at `path`:
     `import x.y`, `from x import y`, `importlib.import_module("x.y")`; `where` is "module"
@@ -152,7 +186,7 @@ def package_imports(path):
 def test_the_check_sees_imports_at_module_level_inside_functions_and_by_name(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("import wasp.board\nfrom testing import sprt\n\n\n"
-                      "class A:\n    def f(self):\n        from tuner.run import Run\n\n\n"
+                      "class A:\n    def f(self):\n        from tuner.texel.run import Run\n\n\n"
                       "def g():\n    import importlib\n    importlib.import_module('dashboard')"
                       "\n    from . import near\n    import numpy\n    import datasets\n")
     assert package_imports(source) == [("wasp", 1, "module"), ("testing", 2, "module"),

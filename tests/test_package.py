@@ -202,9 +202,10 @@ def test_the_commands_run_from_the_venv(venv):
 def test_the_tuner_finds_the_shipped_data_in_the_installed_package(venv):
     got = venv.python_json(
         "import json, sysconfig\n"
-        "from tuner.data import DATA_DIR, loop, selfplay\n"
+        "from tuner.loop import run, selfplay\n"
+        "from tuner.shipped import DATA_DIR\n"
         "print(json.dumps([sysconfig.get_paths()['purelib'], DATA_DIR,"
-        " selfplay.DEFAULT_OPENINGS, selfplay.CHESS960_OPENINGS, loop.SAMPLE_GAMES]))")
+        " selfplay.DEFAULT_OPENINGS, selfplay.CHESS960_OPENINGS, run.SAMPLE_GAMES]))")
     site, data, *files = got
     assert os.path.samefile(data, os.path.join(site, "tuner", "datasets"))
     for path in files:

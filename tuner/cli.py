@@ -1,22 +1,13 @@
-"""`wasp-tune`: Texel tuning of the Wasp evaluation from labelled positions.
+"""`wasp-tune`: the tuner's one command. Each subcommand is the command line of one room of
+`tuner` (`SUBCOMMANDS`: its help line and the module whose ``main(argv)`` parses the rest);
+a new subcommand is one more entry."""
 
-Subcommands: ``run`` (tune, or ``-resume DIR`` a killed run), ``k`` (fit K), ``error`` (E of a
-parameter file), each a `Subcommand` in `SUBCOMMANDS` (its flags and its function); ``data``
-(labelled sets from games) and ``loop`` (self-play -> data -> tune -> SPRT) are
-handed to `tuner.data.cli`, ``spsa`` (an engine's options through games) to `tuner.spsa_cli`,
-``datagen`` (self-play data for nets) to `tuner.datagen_cli`, ``data convert`` to
-`tuner.convert`, ``nnue`` (the net trainer) to `tuner.nnue.cli` (`DELEGATED`). A new
-subcommand is one more entry in either table.
-"""
-
+import importlib
 import sys
-import textwrap
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from wasp.cliargs import ArgumentParser, add_resume, add_run_dir, run_dir
-from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
+from wasp.cliargs import ArgumentParser
+from wasp.exitcodes import EXIT_USAGE, fail
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
@@ -34,318 +25,73 @@ EXAMPLES = """examples:
   wasp-tune trace my-engine.trace -dir runs/t   # your engine's evaluation from its traces
 
 Flags take one or two dashes (-dir or --dir); a run directory is -dir DIR (or -rundir DIR),
--resume DIR goes on with one, -o names an output. The run directory holds params.txt (load it
-in the engine with 'setoption name EvalFile value runs/a/params.txt'), history.csv and
-passes.csv (pandas.read_csv), run.json (the settings and K) and the checkpoint state.json. With
-a validation set, params.txt holds the parameters of the lowest validation E seen
-(params-last.txt the last ones) and the run stops after -patience passes without a validation
-gain.
+-resume DIR goes on with one, -o names an output. 'wasp-tune SUBCOMMAND --help' says more.
 
 exit codes: 0 ok, 1 a data or parameter file that cannot be used, 2 a bad command line
 """
 
-K_EXAMPLES = """examples:
-  wasp-tune k datasets/sample/train.epd
-  wasp-tune k games.pgn -params runs/a/params.txt -skip-plies 10
-"""
-
-ERROR_EXAMPLES = """examples:
-  wasp-tune error datasets/sample/valid.epd -params runs/a/params.txt
-  wasp-tune error positions.epd -k 1.2 -qsearch
-"""
-
 
 @dataclass
-class Delegated:
-    """A subcommand whose flags another module parses: `module`'s `main(argv)` gets the
-    arguments after the subcommand's name (with it when `with_name`)."""
+class Subcommand:
+    """A subcommand: its help line, the module whose ``main(argv)`` runs it, and whether that
+    ``argv`` starts with the subcommand's name (a module serving several subcommands)."""
 
     help: str
     module: str
     with_name: bool = False
 
     def main(self, name, argv):
-        import importlib
-
         main = importlib.import_module(self.module).main
         return main([name, *argv] if self.with_name else argv)
 
 
-DELEGATED = {
-    "data": Delegated("labelled sets from PGN games (quiet positions, split by game)",
-                      "tuner.data.cli", with_name=True),
-    "loop": Delegated("play games -> build a set -> tune -> SPRT tuned against default "
-                      "(resumable)", "tuner.data.cli", with_name=True),
-    "spsa": Delegated("tune an engine's UCI options by SPSA through games (wasp-tune spsa "
-                      "--help)", "tuner.spsa_cli"),
-    "datagen": Delegated("self-play data of Wasp-Py or any UCI engine: every position with "
-                         "its search score (wasp-tune datagen --help)", "tuner.datagen_cli"),
-    "nnue": Delegated("train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train --help)",
-                      "tuner.nnue.cli"),
-    "trace": Delegated("Texel tuning of any engine's evaluation from its traces (wasp-tune "
-                       "trace --help)", "tuner.trace_cli"),
-}
-
-
-def _add_data_flags(p):
-    p.add_argument("data", nargs="*", help="EPD, PGN or parquet files (PGN: every position "
-                                          "after -skip-plies, labelled with the game's result; "
-                                          "parquet: columns fen and result)")
-    p.add_argument("-skip-bad", action="store_true",
-                   help="skip bad lines (counted and summarised) instead of stopping")
-    p.add_argument("-skip-plies", type=int, default=8,
-                   help="PGN: plies skipped at the start of each game (default 8)")
-    p.add_argument("-limit", type=int, default=0,
-                   help="use only the first N positions (0: all)")
-    p.add_argument("-threads", "-concurrency", type=int, default=2,
-                   help="worker threads (default 2; results do not depend on it)")
-
-
-def _run_flags(r):
-    _add_data_flags(r)
-    add_run_dir(r, aliases=("-run-dir",))
-    add_resume(r, help="continue the run in DIR (its settings are reused; -dir DIR -resume "
-                       "as well)")
-    r.add_argument("-method", default="binary", choices=["binary", "local", "adam", "adagrad"],
-                   help="binary: Wasp's per-parameter binary search; local: Texel's +1/-1; "
-                        "adam/adagrad: gradient descent over the linear weights (default "
-                        "binary)")
-    r.add_argument("-params", nargs="+", default=[], metavar="GLOB",
-                   help="parameters to tune by name or glob ('pst_*', 'passed_rank.eg', "
-                        "'pst_knight.mg[27]'); '!GLOB' leaves those out ('!pst_*': all but "
-                        "the piece-square tables); default all")
-    r.add_argument("-init", default="",
-                   help="starting parameter file (default: the built-in values)")
-    r.add_argument("-valid", type=float, default=0.1,
-                   help="held-out validation fraction (default 0.1)")
-    r.add_argument("-valid-data", nargs="+", default=[], metavar="FILE",
-                   help="validation set files (e.g. the valid.epd of 'wasp-tune data', split "
-                        "by game); the data files are then all training (-valid is ignored)")
-    r.add_argument("-seed", type=int, default=1, help="split and batch seed (default 1)")
-    r.add_argument("-max-passes", type=int, default=10,
-                   help="passes (epochs for the gradient methods), default 10")
-    r.add_argument("-partial", type=float, default=1.0,
-                   help="binary: move this fraction of the way to each optimum (Stanback; "
-                        "default 1)")
-    r.add_argument("-resolve-every", type=int, default=1,
-                   help="re-run the quiescence search for new leaves every N passes "
-                        "(default 1)")
-    r.add_argument("-patience", type=int, default=2,
-                   help="stop after N passes without a lower validation E (default 2; 0: "
-                        "never); params.txt keeps the parameters of the lowest validation E")
-    r.add_argument("-k", type=float, default=0.0, help="K (default: fitted)")
-    r.add_argument("-lr", type=float, default=0.0,
-                   help="learning rate in centipawns (default adam 1, adagrad 5)")
-    r.add_argument("-batch-size", type=int, default=16384,
-                   help="adam/adagrad: positions per gradient step (default 16384)")
-    r.add_argument("-reg", type=float, default=0.0,
-                   help="L2 pull toward the starting values: the objective is E + REG * "
-                        "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
-                        "100 cp (try 1e-5 on small sets; 0: off)")
-    r.add_argument("-min-count", type=int, default=0,
-                   help="tune only weights that count in at least this many training "
-                        "positions (rarer ones keep their values; 0: all)")
-    r.add_argument("-quiet", action="store_true", help="no progress bar")
-
-
-def _k_flags(p):
-    _add_data_flags(p)
-    p.add_argument("-params", default="", help="parameter file (default: the built-in "
-                                               "defaults)")
-
-
-def _error_flags(p):
-    _k_flags(p)
-    p.add_argument("-k", type=float, default=0.0, help="K (default: fitted)")
-    p.add_argument("-qsearch", action="store_true",
-                   help="only the full quiescence E (default: also the leaf E)")
-
-
-def _load_set(args):
-    from tuner.positions import DataError, load_many
-
-    if not args.data:
-        raise CliError("no data files given", EXIT_USAGE)
-    check_files(args.data, "data file")
-    try:
-        ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
-    except DataError as e:
-        raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
-    if args.limit:
-        ps = ps.subset(slice(0, args.limit))
-    if len(ps) == 0:
-        raise CliError(f"no positions in {', '.join(args.data)}")
-    print(f"data: {ps.summary()}")
-    return ps
-
-
-def _weights(W):
-    from wasp import params as P
-
-    return P.default_weights() if W is None else W
-
-
-def _qsearch_scores(args):
-    """The weights of -params, the set, its scorer, and the set's quiescence scores, leaves
-    and seconds taken: what `k` and `error` start from."""
-    from tuner.error import Scorer
-
-    W = _weights(check_params_file(args.params))
-    ps = _load_set(args)
-    sc = Scorer(args.threads)
-    t = time.time()
-    q, leaves = sc.qsearch_scores(W, ps.rows)
-    return W, ps, sc, q, leaves, time.time() - t
-
-
-def cmd_k(args):
-    import numpy as np
-
-    from tuner.error import error, fit_k
-
-    _, ps, _, q, _, seconds = _qsearch_scores(args)
-    K = fit_k(q, ps.results)
-    print(f"K = {K:.6f}  E = {error(q, ps.results, K):.8f}  ({len(ps)} positions, "
-          f"{seconds:.1f} s, mean |q| {np.mean(np.abs(q)):.1f} cp)")
-    return 0
-
-
-def cmd_error(args):
-    from tuner.error import error, fit_k
-
-    W, ps, sc, q, leaves, tq = _qsearch_scores(args)
-    K = args.k or fit_k(q, ps.results)
-    print(f"K = {K:.6f}")
-    print(f"E qsearch = {error(q, ps.results, K):.8f}  ({tq:.2f} s, {len(ps) / tq:.0f} pos/s)")
-    if not args.qsearch:
-        t = time.time()
-        e = error(sc.leaf_scores(W, leaves), ps.results, K)
-        tl = time.time() - t
-        print(f"E leaves  = {e:.8f}  ({tl:.3f} s, {len(ps) / max(tl, 1e-9):.0f} pos/s)")
-    return 0
-
-
-def cmd_run(args):
-    import os
-
-    from tuner.methods import select_weights
-    from tuner.positions import DataError
-    from tuner.run import VALID_FILE, Run, RunConfig, SplitRun
-
-    directory, resume = run_dir(args)
-    split = bool(args.valid_data) or (resume and os.path.exists(
-        os.path.join(directory, VALID_FILE)))
-    cls = SplitRun if split else Run
-    if resume:
-        if not os.path.exists(os.path.join(directory, "state.json")):
-            raise CliError(f"{directory}: no run to resume (no state.json)")
-    else:
-        if not args.data:
-            raise CliError("no data files given", EXIT_USAGE)
-        if os.path.exists(os.path.join(directory, "state.json")):
-            raise CliError(f"{directory} already holds a run: use -resume {directory} or "
-                           f"another directory", EXIT_USAGE)
-        try:
-            chosen = select_weights(args.params, linear_only=args.method in ("adam", "adagrad"))
-        except ValueError as e:
-            raise CliError(f"-params: {e}", EXIT_USAGE) from None
-        if len(chosen) == 0:
-            raise CliError(f"-params: no weights to tune ({args.method} tunes linear weights "
-                           f"only)", EXIT_USAGE)
-        check_files(args.data, "data file")
-        check_files(args.valid_data, "validation file")
-        check_params_file(args.init)
-    try:
-        if resume:
-            run = cls.open(directory, threads=args.threads)
-            print(f"resuming {run}")
-        else:
-            config = RunConfig(data=list(args.data), method=args.method, params=args.params,
-                               threads=args.threads, valid=args.valid, seed=args.seed,
-                               max_passes=args.max_passes, partial=args.partial,
-                               resolve_every=args.resolve_every, skip_bad=args.skip_bad,
-                               skip_plies=args.skip_plies, limit=args.limit, init=args.init,
-                               k=args.k, lr=args.lr, batch_size=args.batch_size,
-                               reg=args.reg, min_count=args.min_count,
-                               patience=args.patience)
-            if split:
-                config.valid = 0.0
-                run = SplitRun.create_split(directory, config, args.valid_data)
-            else:
-                run = Run.create(directory, config)
-        run.tune(progress=not args.quiet)
-    except DataError as e:
-        raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
-    except OSError as e:
-        raise CliError(f"{e.filename}: {e.strerror}") from None
-    except ValueError as e:
-        raise CliError(e) from None
-    print(f"done: {os.path.join(directory, 'params.txt')}")
-    return 0
-
-
-@dataclass
-class Subcommand:
-    """A subcommand parsed here: its help line, description, examples, flags and function."""
-
-    help: str
-    description: str
-    examples: str
-    flags: Callable
-    run: Callable
-
-
 SUBCOMMANDS = {
-    "run": Subcommand(
-        "tune parameters in a run directory (or -resume one)",
-        "Tune evaluation parameters on labelled positions, checkpointed in a run directory "
-        "after every parameter.", EXAMPLES, _run_flags, cmd_run),
-    "k": Subcommand(
-        "fit K for a parameter file on a data set",
-        "Fit K, the scale of the win-probability curve, so that the quiescence scores of a "
-        "parameter file best predict the results; print K and E.", K_EXAMPLES, _k_flags, cmd_k),
-    "error": Subcommand(
-        "E of a parameter file on a data set",
-        "Print E, the mean squared error of the predicted results, for a parameter file: with "
-        "the full quiescence search and with the leaves the tuner uses.", ERROR_EXAMPLES,
-        _error_flags, cmd_error),
+    "run": Subcommand("tune parameters in a run directory (or -resume one)", "tuner.texel.cli",
+                      with_name=True),
+    "k": Subcommand("fit K for a parameter file on a data set", "tuner.texel.cli",
+                    with_name=True),
+    "error": Subcommand("E of a parameter file on a data set", "tuner.texel.cli",
+                        with_name=True),
+    "data": Subcommand("labelled sets from PGN games (quiet positions, split by game)",
+                       "tuner.sets.cli"),
+    "loop": Subcommand("play games -> build a set -> tune -> SPRT tuned against default "
+                       "(resumable)", "tuner.loop.cli"),
+    "spsa": Subcommand("tune an engine's UCI options by SPSA through games (wasp-tune spsa "
+                       "--help)", "tuner.spsa.cli"),
+    "datagen": Subcommand("self-play data of Wasp-Py or any UCI engine: every position with "
+                          "its search score (wasp-tune datagen --help)", "tuner.datagen.cli"),
+    "nnue": Subcommand("train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train "
+                       "--help)", "tuner.nnue.cli"),
+    "trace": Subcommand("Texel tuning of any engine's evaluation from its traces (wasp-tune "
+                        "trace --help)", "tuner.traces.cli"),
 }
+CONVERT = Subcommand("", "tuner.formats.convert")  # `data convert`: between net data formats
 
 
 def build_parser():
-    """The parser of `wasp-tune` and of the subcommands in `SUBCOMMANDS` (the `DELEGATED` ones
-    are listed in the help; their own modules parse them)."""
+    """`wasp-tune`'s own parser: the subcommands listed, each parsed by its module."""
     ap = ArgumentParser(prog="wasp-tune",
                         description="Texel tuning of the Wasp-Py evaluation parameters.",
                         epilog=EXAMPLES)
-    names = [*SUBCOMMANDS, *DELEGATED]
-    sub = ap.add_subparsers(dest="command", metavar="{" + ",".join(names) + "}")
+    sub = ap.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
     for name, c in SUBCOMMANDS.items():
-        c.flags(sub.add_parser(name, help=c.help, description=textwrap.fill(c.description, 79),
-                               epilog=c.examples))
-    for name, d in DELEGATED.items():
-        sub.add_parser(name, help=d.help, add_help=False)
+        sub.add_parser(name, help=c.help, add_help=False)
     return ap
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:2] == ["data", "convert"]:  # between the formats of net data
-        return Delegated("", "tuner.convert").main("convert", argv[2:])
-    if argv and argv[0] in DELEGATED:
-        return DELEGATED[argv[0]].main(argv[0], argv[1:])
+    if argv[:2] == ["data", "convert"]:
+        return CONVERT.main("convert", argv[2:])
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]].main(argv[0], argv[1:])
     ap = build_parser()
-    args = ap.parse_args(argv)
-    if args.command is None:
-        ap.print_help()
-        return 0
-    import logging
-
-    logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # bad games: DataError, counted
-    try:
-        return SUBCOMMANDS[args.command].run(args)
-    except CliError as e:
-        return fail(f"wasp-tune {args.command}", e, e.code)
+    if argv and not argv[0].startswith("-"):
+        return fail("wasp-tune", f"unknown subcommand {argv[0]!r} (see wasp-tune --help)",
+                    EXIT_USAGE)
+    ap.parse_args(argv)
+    ap.print_help()
+    return 0
 
 
 if __name__ == "__main__":

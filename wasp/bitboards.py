@@ -18,6 +18,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from wasp.atomicfile import replacing
+
 U64 = np.uint64
 ZERO = U64(0)
 ONE = U64(1)
@@ -432,9 +434,8 @@ def save_array(path: str, a) -> None:
     """Keep an array for later processes (atomically; an unwritable directory is no error)."""
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp.npy"
-        np.save(tmp, a)
-        os.replace(tmp, path)
+        with replacing(path, ".npy") as tmp:
+            np.save(tmp, a)
     except OSError:
         pass
 

@@ -5,7 +5,7 @@ coefficient counts of every linear weight plus the non-linear parts: TR[2*i + co
 opening weight i (its endgame partner is ``wasp.params.EG_INDEX[i]``) for white and black, and
 TR[2 * N_WEIGHTS:] holds phase, king safety, draw factor, ... (wasp.evaluate X_*). Batches of
 positions are stored sparsely (index, white count, black count: about 60 entries of 4 bytes a
-position, 250 MB for a million) by `tuner.sparse.sparse_traces`. For positions where only
+position, 250 MB for a million) by `tuner.texel.sparse.sparse_traces`. For positions where only
 linear terms act (``extra[X_KS_*] == 0``, scale 64, no special rule), the evaluation equals
 ``linear_eval(...)``: ``(mg * phase + eg * (24 - phase)) / 24`` truncated, where mg and eg are
 the sums of (white - black) * W over the opening and endgame weights.

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 import engine as tiny  # noqa: E402
 
-from tuner.trace import BoardTerms, TraceError, labelled_boards, write_board_trace  # noqa: E402
+from tuner.traces import BoardTerms, TraceError, labelled_boards, write_board_trace  # noqa: E402
 
 
 def trace_terms(params):

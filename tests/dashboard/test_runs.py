@@ -135,7 +135,7 @@ def test_the_games_table_filters_and_a_game_replays_as_python_chess_plays_it(ser
 def test_the_spsa_view_has_the_paths_schedule_and_rate(server, runs_root):
     import pandas as pd
 
-    from tuner.spsa import Schedule, load_params
+    from tuner.spsa.algorithm import Schedule, load_params
 
     status, s = get(server, "/api/run", id="spsa")
     assert status == 200 and s["kind"] == "spsa"

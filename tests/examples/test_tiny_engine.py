@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import DATA, ROOT
 from tuner.cli import main
-from tuner.trace import check_trace, read_terms, read_trace
+from tuner.traces.tracefile import check_trace, read_terms, read_trace
 
 TINY = ROOT / "examples" / "tiny_engine"
 sys.path.insert(0, str(TINY))

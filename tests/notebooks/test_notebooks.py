@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import DATA, ROOT
-from tuner.data.selfplay import wasp_engine
+from tuner.loop.selfplay import wasp_engine
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -24,7 +24,7 @@ NOTEBOOKS = ROOT / "notebooks"
 
 @pytest.fixture(scope="module")
 def tuner_run(tmp_path_factory):
-    from tuner.run import Run, RunConfig
+    from tuner.texel.run import Run, RunConfig
 
     run_dir = tmp_path_factory.mktemp("tune") / "run"
     config = RunConfig(data=[str(DATA / "tuner_quiet_200.epd")], method="binary",
@@ -68,7 +68,7 @@ def spsa_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def nnue_run(tmp_path_factory):
     """A 3-game datagen run at 200 nodes a move, and a net of 8 neurons trained 3 epochs on it."""
-    from tuner.datagen import DATA_FILE, DatagenConfig, DatagenRun, generate
+    from tuner.datagen.run import DATA_FILE, DatagenConfig, DatagenRun, generate
     from tuner.nnue.train import Config, Training
 
     out = tmp_path_factory.mktemp("nnue")

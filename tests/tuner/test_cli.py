@@ -1,6 +1,6 @@
-"""`wasp-tune`'s command-line convention: every flag of every subcommand parsed here or in
-`tuner.data.cli` takes one or two dashes, a run directory is -dir DIR or -rundir DIR, -resume DIR
-goes on with a run, and a bad flag is one line on stderr with exit code 2."""
+"""`wasp-tune`'s command-line convention: every flag of every subcommand, whichever room's
+command line parses it, takes one or two dashes, a run directory is -dir DIR or -rundir DIR,
+-resume DIR goes on with a run, and a bad flag is one line on stderr with exit code 2."""
 
 import argparse
 import json
@@ -12,24 +12,22 @@ import pytest
 
 from tests.conftest import DATA, ROOT
 from tuner import cli
-from tuner.data import cli as dcli
-from tuner.data import frc
+from tuner.loop import cli as loop_cli
+from tuner.sets import cli as sets_cli
+from tuner.sets import frc
+from tuner.texel import cli as texel_cli
 
 EPD = str(DATA / "tuner_quiet_200.epd")
 
 
-def _subparser(name):
-    return cli.build_parser()._subparsers._group_actions[0].choices[name]
-
-
 # (name, parser, the arguments every command line of it needs)
 PARSERS = [
-    ("run", lambda: _subparser("run"), []),
-    ("k", lambda: _subparser("k"), []),
-    ("error", lambda: _subparser("error"), []),
-    ("data", dcli.data_parser, ["games.pgn", "-o", "set"]),
+    ("run", lambda: texel_cli.parser("run"), []),
+    ("k", lambda: texel_cli.parser("k"), []),
+    ("error", lambda: texel_cli.parser("error"), []),
+    ("data", sets_cli.data_parser, ["games.pgn", "-o", "set"]),
     ("data dfrc", frc.parser, ["-o", "dfrc.epd"]),
-    ("loop", dcli.loop_parser, ["-dir", "loop"]),
+    ("loop", loop_cli.loop_parser, ["-dir", "loop"]),
 ]
 
 

@@ -41,7 +41,7 @@ def test_an_edit_to_a_front_end_file_keeps_the_key(tree, name):
     assert wasp._source_key(tree) == before
 
 
-@pytest.mark.parametrize("name", ["wasp/search.py", "wasp/types.py", "tuner/data/builder.py"])
+@pytest.mark.parametrize("name", ["wasp/search.py", "wasp/types.py", "tuner/sets/builder.py"])
 def test_an_edit_to_a_kernel_file_or_what_it_imports_changes_the_key(tree, name):
     before = wasp._source_key(tree)
     _append_comment(tree, name)
@@ -83,7 +83,7 @@ def test_every_file_with_a_kernel_is_in_the_key_and_the_protocols_are_not():
         for path in (ROOT / package).rglob("*.py"):
             if re.search(r"^\s*@(numba\.)?njit\b", path.read_text(), re.M):
                 assert path.relative_to(ROOT).as_posix() in files
-    assert "tuner/data/builder.py" in files and "wasp/types.py" in files
+    assert "tuner/sets/builder.py" in files and "wasp/types.py" in files
     assert not files & {"wasp/uci.py", "wasp/xboard.py", "wasp/cli.py", "tuner/cli.py",
                         "wasp/__init__.py"}
 

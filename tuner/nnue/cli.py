@@ -81,7 +81,7 @@ def build_parser():
 
 
 def _check_data(paths):
-    from tuner.nnue.data import is_bf
+    from .data import is_bf
 
     for path in paths:
         problem = file_problem(path, text=not is_bf(path))
@@ -91,7 +91,7 @@ def _check_data(paths):
 
 def _start(args, argv):
     """The run to train: a new one from the data, or the one in -resume DIR."""
-    from tuner.nnue.train import Config, Training
+    from .train import Config, Training
 
     if args.resume:
         if args.data or args.output:
@@ -134,7 +134,7 @@ def _start(args, argv):
 
 
 def cmd_train(args, argv):
-    from tuner.nnue.data import DataError
+    from .data import DataError
 
     if args.threads < 1:
         raise UsageError("-threads must be at least 1")

@@ -1,7 +1,7 @@
-"""Training positions for the net trainer: bulletformat `ChessBoard` records (layout, reader
-and writer in `tuner.bulletformat`, the text parser in `tuner.bfkernels`, shared with datagen)
-from bullet text or `.bf` files, their Chess768 features and the datagen game of each. Big text
-files get a binary cache beside them (`FILE.bfcache`, plain records) so a second run skips the
+"""Training positions for the net trainer: bulletformat `ChessBoard` records (layout, reader and
+writer in `tuner.formats.bulletformat`, the text parser in `tuner.formats.bfkernels`, shared with
+datagen) from bullet text or `.bf` files, their Chess768 features and the datagen game of each. Big
+text files get a binary cache beside them (`FILE.bfcache`, plain records) so a second run skips the
 parsing.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from tuner.bfkernels import (  # noqa: F401 (the record layout, for the trainer and its tests)
+from tuner.formats import (  # noqa: F401 (the record layout, for the trainer and its tests)
     EMPTY,
     KING,
     LOWEST_BIT,
@@ -22,12 +22,15 @@ from tuner.bfkernels import (  # noqa: F401 (the record layout, for the trainer 
     OFF_PCS,
     OFF_RESULT,
     OFF_SCORE,
+    BulletFormatError,
+    encode_text,
+    load_bf,
     pack,
+    save_bf,
 )
-from tuner.bfkernels import RECORD_SIZE as RECORD
-from tuner.bfkernels import THEIRS as OPPONENT
-from tuner.bulletformat import BulletFormatError, encode_text, load_bf, save_bf
-from tuner.bullettext import side_path as side_record
+from tuner.formats import RECORD_SIZE as RECORD
+from tuner.formats import THEIRS as OPPONENT
+from tuner.formats import side_path as side_record
 
 FEATURES = 768
 NO_FEATURE = FEATURES  # padding in feature lists
@@ -125,7 +128,7 @@ def results(boards) -> np.ndarray:
 
 
 def parse_text(path, progress=False) -> np.ndarray:
-    """The records of a bullet text file (uint8 [n, 32], `tuner.bulletformat`'s parser);
+    """The records of a bullet text file (uint8 [n, 32], `tuner.formats.bulletformat`'s parser);
     DataError names the file and line of a bad line."""
     try:
         chunks = list(encode_text(str(path), progress=progress))

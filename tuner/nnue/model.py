@@ -17,8 +17,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from tuner.nnue.data import FEATURES, MAX_PIECES, OFF_RESULT, OFF_SCORE, board_features
 from wasp.nnue import netfile
+
+from .data import FEATURES, MAX_PIECES, OFF_RESULT, OFF_SCORE, board_features
 
 CHUNKS = 16  # gradient buffers a batch: fixed, so sums do not depend on the threads
 SCALE = 400.0  # eval scale: centipawns = SCALE * o, and the score's sigmoid is of score/SCALE

@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import math
-import os
 import signal
 import threading
 import time
@@ -21,9 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tuner.nnue import data as D
-from tuner.nnue.model import AdamW, FloatNet, Kernels, evaluate, set_threads
+from wasp.atomicfile import replacing
 from wasp.nnue import netfile
+
+from . import data as D
+from .model import AdamW, FloatNet, Kernels, evaluate, set_threads
 
 RUN_FILE, CHECKPOINT, BEST, HISTORY = "run.json", "checkpoint.npz", "best.npz", "history.csv"
 NETS = "nets"  # the quantised net at the end of every epoch: nets/epoch-N.nnue
@@ -137,9 +138,8 @@ def epoch_order(train, seed, epoch, mirror=False):
 
 
 def _save_npz(path, **arrays):
-    tmp = f"{path}.tmp{os.getpid()}.npz"
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    with replacing(path, ".npz") as tmp:
+        np.savez(tmp, **arrays)
 
 
 class Interrupt:

@@ -60,8 +60,8 @@ def test_records_follow_bulletformat_layout(text_file):
 
 
 def test_records_are_the_bytes_of_datagens_encoder(text_file):
-    from tuner.bulletformat import encode
-    from tuner.bullettext import parse_line
+    from tuner.formats.bulletformat import encode
+    from tuner.formats.bullettext import parse_line
 
     want = [encode(*parse_line(f"{fen} | {score} | {result}")).tobytes()
             for fen, score, result in LINES]

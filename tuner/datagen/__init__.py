@@ -1,0 +1,20 @@
+"""Self-play data for nets and the Texel tuner (`wasp-tune datagen`): games of Wasp-Py
+in-process or of any UCI engine, every position with its search score, in a resumable run
+directory."""
+
+from .run import (
+    DatagenConfig,
+    DatagenRun,
+    SelfPlay,
+    describe_stats,
+    generate,
+    read_games,
+    read_records,
+    read_run,
+    read_state,
+)
+
+__all__ = [
+    "DatagenConfig", "DatagenRun", "SelfPlay", "describe_stats", "generate", "read_games",
+    "read_records", "read_run", "read_state",
+]
