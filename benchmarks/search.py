@@ -61,7 +61,7 @@ def ebf(depth):
 def wac(every, time_ms):
     from wasp.board import Position
     from wasp.driver import Limits, Searcher
-    from wasp.epd import read_suite
+    from wasp.testsuite import read_suite
 
     records = read_suite(WAC)[::every]
     s = Searcher(64)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
+from wasp.epd import parse_line
+
 from .variant import VariantError, check_standard, pgn_is_chess960
 from .variant import board as variant_board
 
@@ -33,29 +35,17 @@ STARTPOS_960 = Opening(index=-1, chess960=True)  # position 518 under Chess960 r
 
 
 def _epd(line: str, chess960: bool) -> tuple[str, str | None]:
-    """(FEN, name) of an EPD line, as python-chess reads it: the line's four fields with the
-    move counters of its hmvc/fmvn operations (or of a plain 6-field FEN line), and its `id`
-    or `c0` operation. Text after the fields that is not EPD operations (a labelled set's
-    result, a perft suite's depths) is ignored. ValueError for a bad position."""
-    parts = line.split()
-    if len(parts) < 4:
+    """(FEN, name) of an EPD line (`wasp.epd`): the line's four fields with the move counters
+    of its hmvc/fmvn operations (or of a plain 6-field FEN line), and its `id` or `c0`
+    operation. Text after the fields that is not EPD operations (a labelled set's result, a
+    perft suite's depths) is ignored. ValueError for a bad position."""
+    epd = parse_line(line)
+    if epd is None:
         raise ValueError(f"not an EPD line: {line[:60]!r}")
-    board = chess.Board(" ".join(parts[:4]), chess960=chess960)  # ValueError: a bad position
-    counters = len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit()
-    operations = parts[6 if counters else 4:]
-    ops = {}
-    if operations:  # most books' lines have none
-        try:
-            board, ops = chess.Board.from_epd(" ".join(parts[:4] + operations),
-                                              chess960=chess960)
-        except ValueError:
-            pass
-    if counters and "hmvc" not in ops and "fmvn" not in ops:
-        clocks = f"{parts[4]} {parts[5]}"
-    else:
-        clocks = f"{board.halfmove_clock} {board.fullmove_number}"
-    names = [v for k, v in ops.items() if k in ("id", "c0") and isinstance(v, str) and v.strip()]
-    return f"{' '.join(parts[:4])} {clocks}", names[0] if names else None
+    chess.Board(epd.position, chess960=chess960)  # ValueError: a bad position
+    ops = epd.operations() if epd.rest else {}
+    names = [v for k, v in ops.items() if k in ("id", "c0") and v.strip()]
+    return epd.fen(), names[0] if names else None
 
 
 class _BookHeaders(chess.pgn.Headers):

@@ -324,7 +324,7 @@ def _epd(args):
     problem = file_problem(args.file)
     if problem:
         return fail("wasp epd", problem)
-    from wasp.epd import run_suite
+    from wasp.testsuite import run_suite
 
     return run_suite(args.file, time_ms=args.time, depth=args.depth)
 

@@ -1,156 +1,148 @@
-"""`wasp epd`: run a test suite of EPD records with `bm` (best move) or `am` (avoid move).
+"""EPD lines, read in one place for every tool: a position's four FEN fields, the move counters
+of a 6-field FEN, and the operations after them (``opcode operand ...;``).
 
-Tolerant of real-world files: CRLF line ends, `#` comments, a missing `;` before `id`, a TAB
-after `id`, `+`/`#`/`!` decorations on SAN moves. Moves are read with python-chess.
+Tolerant of what real files hold: CRLF line ends, TABs, `#` comment lines, a missing `;` before
+a known opcode (``bm Nf3 id "WAC.001"``). Labelled sets' results (``c9 "1-0";``, ``[1.0]`` or a
+trailing ``1-0``) are read by `EpdLine.result`, as the tuners write and read them.
 """
 
 import re
 from dataclasses import dataclass
 
-_OPCODES = r"(?:bm|am|id|c\d|ce|pv|pm|dm|acd|acn|acs|sm|hmvc|fmvn|D\d+)"
-_OP_RE = re.compile(r"\b(bm|am)[ \t]+(.*?)(?=;|[ \t]+" + _OPCODES + r"[ \t]|$)")
-_ID_RE = re.compile(r"\bid[ \t]+(\"[^\"]*\"|\S+)")
+# The opcodes of the EPD standard and the common suites (perft's D1..D99 included): a word
+# that starts a new operation even where a `;` is missing before it; a comment opcode (c0..c9,
+# spelled as a square is) only when a quoted string follows it.
+OPCODES = ("bm", "am", "id", "ce", "pv", "pm", "dm", "acd", "acn", "acs", "sm", "hmvc", "fmvn")
+_OPCODE = re.compile(r"[ \t]+(?=(?:(?:" + "|".join(OPCODES) + r"|D\d+)[ \t]|c\d[ \t]+\"))")
+_RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+_RE_C9 = re.compile(r'\bc9\s+"?(1-0|0-1|1/2-1/2)"?')
+_RE_BRACKET = re.compile(r"\[\s*(1(?:\.0*)?|0(?:\.0*)?|0?\.50*)\s*\]")
+_RE_TRAILING = re.compile(r'(?:^|\s)"?(1-0|0-1|1/2-1/2)"?\s*;?\s*$')
 
 
-@dataclass
-class EpdRecord:
-    fen: str
-    best: list[str]  # UCI moves
-    avoid: list[str]
-    ident: str
+def result_in(text: str) -> float | None:
+    """White's result (1, 0.5, 0) written in `text` (an EPD line's text after the FEN):
+    ``c9 "1-0"``, ``[1.0]``/``[0.5]``/``[0.0]`` or a trailing ``1-0``; None when none is."""
+    m = _RE_C9.search(text)
+    if m:
+        return _RESULTS[m.group(1)]
+    m = _RE_BRACKET.search(text)
+    if m:
+        v = float(m.group(1))
+        return v if v in (0.0, 0.5, 1.0) else None
+    m = _RE_TRAILING.search(text)
+    if m:
+        return _RESULTS[m.group(1)]
+    return None
 
 
-def _san_list(board, code, text):
-    """The UCI moves of a bm/am operand; a move that is not legal here is an error."""
-    moves = []
-    for tok in text.replace(",", " ").split():
-        tok = tok.strip().rstrip("!?")
-        if not tok:
-            continue
-        try:
-            moves.append(board.parse_san(tok).uci())
-        except ValueError:
-            raise ValueError(f"{code} move {tok!r} is not a legal move in this position") from None
-    return moves
-
-
-def parse_epd_line(line: str, number: int = 0) -> EpdRecord | None:
-    """One EPD record, or None for blank and `#` comment lines.
-
-    Raises ValueError (naming line `number`) for a record that cannot be judged: a bad FEN, no
-    bm or am operation, or a bm/am move that is not legal in the position."""
-    import chess
-
-    line = line.strip().replace("\t", " ")
-    if not line or line.startswith("#"):
-        return None
-    fields = line.split(None, 4)
-    if len(fields) < 4:
-        raise ValueError(f"line {number}: not an EPD record: {line[:60]!r}")
-    fen = " ".join(fields[:4]) + " 0 1"
-    ops = fields[4] if len(fields) > 4 else ""
-    try:
-        board = chess.Board(fen)
-    except ValueError as e:
-        raise ValueError(f"line {number}: bad position {' '.join(fields[:4])[:60]!r}: "
-                         f"{e}") from None
-    best, avoid = [], []
-    for code, text in _OP_RE.findall(ops):
-        try:
-            moves = _san_list(board, code, text)
-        except ValueError as e:
-            raise ValueError(f"line {number}: {e}") from None
-        if not moves:
-            raise ValueError(f"line {number}: {code} without a move")
-        (best if code == "bm" else avoid).extend(moves)
-    m = _ID_RE.search(ops)
-    ident = m.group(1).strip('"') if m else f"#{number}"
-    if not best and not avoid:
-        raise ValueError(f"line {number}: no bm or am operation")
-    return EpdRecord(fen, best, avoid, ident)
-
-
-def read_suite(path, errors: list | None = None) -> list[EpdRecord]:
-    """The records of a suite. A bad record raises ValueError ("FILE:LINE: what is wrong"),
-    or, when an `errors` list is given, is appended to it as that text and skipped."""
-    records = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for i, line in enumerate(f, 1):
-            try:
-                rec = parse_epd_line(line, i)
-            except ValueError as e:
-                msg = f"{path}:{str(e).removeprefix('line ')}"
-                if errors is None:
-                    raise ValueError(msg) from None
-                errors.append(msg)
-                continue
-            if rec is not None:
-                records.append(rec)
-    return records
-
-
-MAX_ERRORS_SHOWN = 10
-
-
-def run_suite(path, time_ms=None, depth=None, hash_mb: int = 64, quiet: bool = False) -> int:
-    """Search each position (time_ms per position, or to depth; default 1000 ms) and print
-    the result and the final `solved S/T`.
-
-    A record that cannot be judged (bad FEN, no bm/am, an illegal bm/am move) is reported on
-    stderr with its line and counted in T as not solved. Returns 0, or 1 when some record was
-    bad (with no good record, nothing is searched)."""
-    import sys
-
-    errors = []
-    records = read_suite(path, errors)
-    for msg in errors[:MAX_ERRORS_SHOWN]:
-        print(f"wasp epd: error: {msg}", file=sys.stderr)
-    if len(errors) > MAX_ERRORS_SHOWN:
-        print(f"wasp epd: ... and {len(errors) - MAX_ERRORS_SHOWN} more bad records",
-              file=sys.stderr)
-    if not records:
-        print(f"wasp epd: error: {path}: no EPD records with bm or am", file=sys.stderr)
-        return 1
-
-    from wasp.board import Position
-    from wasp.driver import Limits, Searcher
-    from wasp.warmup import warmup
-
-    warmup()
-    searcher = Searcher(hash_mb)
-    if time_ms is None and depth is None:
-        time_ms = 1000
-    solved = 0
-    for n, rec in enumerate(records, 1):
-        searcher.clear()
-        pos = Position(rec.fen)
-        if depth is not None:
-            limits = Limits(depth=depth)
+def _split_operations(text: str) -> list[str]:
+    """The operations of `text`: split at each `;` outside a quoted string, and before a known
+    opcode where the `;` is missing."""
+    parts, current, quoted = [], [], False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        if ch == ";" and not quoted:
+            parts.append("".join(current))
+            current = []
         else:
-            limits = Limits(soft_ms=time_ms, hard_ms=time_ms)
-        result = searcher.search(pos, limits)
-        ok = (not rec.best or result.best in rec.best) and result.best not in rec.avoid
-        solved += ok
-        if not quiet:
-            want = ("bm " + " ".join(rec.best)) if rec.best else ("am " + " ".join(rec.avoid))
-            print(f"{n:4d} {rec.ident:20s} {'ok  ' if ok else 'FAIL'} {result.best:6s} ({want}) "
-                  f"depth {result.depth} score {result.score} nodes {result.nodes}", flush=True)
-    total = len(records) + len(errors)
-    if errors:
-        print(f"solved {solved}/{total} ({len(errors)} bad records not searched: see above)")
-        return 1
-    print(f"solved {solved}/{total}")
-    return 0
+            current.append(ch)
+    parts.append("".join(current))
+    out = []
+    for part in parts:
+        out.extend(p.strip() for p in _OPCODE.split(part.strip()) if p.strip())
+    return out
 
 
-def solve_count(path, time_ms=None, depth=None) -> tuple[int, int]:
-    """(solved, total) without printing per position."""
-    import contextlib
-    import io
+@dataclass(frozen=True)
+class EpdLine:
+    """One EPD line: `fields` the four FEN fields (placement, side, castling, en passant),
+    `counters` a 6-field FEN's halfmove clock and move number (None when absent), `rest` the
+    text after them."""
 
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        run_suite(path, time_ms=time_ms, depth=depth, quiet=True)
-    line = buf.getvalue().strip().splitlines()[-1]
-    s, t = line.split()[1].split("/")
-    return int(s), int(t)
+    fields: tuple
+    counters: tuple | None
+    rest: str
+
+    @property
+    def position(self) -> str:
+        """The four FEN fields, space-separated."""
+        return " ".join(self.fields)
+
+    def operation_list(self) -> list:
+        """(opcode, operand text) of each operation in the line's order; a quoted operand
+        without its quotes."""
+        ops = []
+        for op in _split_operations(self.rest):
+            code, _, operand = op.partition(" ")
+            operand = operand.strip()
+            if len(operand) >= 2 and operand[0] == operand[-1] == '"':
+                operand = operand[1:-1]
+            ops.append((code, operand))
+        return ops
+
+    def operations(self) -> dict:
+        """Opcode -> operand text, the first of a repeated opcode winning."""
+        ops = {}
+        for code, operand in self.operation_list():
+            ops.setdefault(code, operand)
+        return ops
+
+    def fen(self) -> str:
+        """The full FEN: the move counters of the hmvc/fmvn operations, else the line's own,
+        else ``0 1``."""
+        ops = self.operations() if "hmvc" in self.rest or "fmvn" in self.rest else {}
+        if "hmvc" in ops or "fmvn" in ops:
+            clocks = f"{_int(ops.get('hmvc'), 0)} {_int(ops.get('fmvn'), 1)}"
+        elif self.counters is not None:
+            clocks = " ".join(self.counters)
+        else:
+            clocks = "0 1"
+        return f"{self.position} {clocks}"
+
+    def result(self) -> float | None:
+        """White's result written on the line (`result_in`), or None."""
+        return result_in(self.rest)
+
+
+def _int(text, default: int) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return default
+
+
+_FIELDS = re.compile(r"([^\s;]+)\s+([^\s;]+)\s+([^\s;]+)\s+([^\s;]+)\s*(.*)$")
+_COUNTERS = re.compile(r"(\d+)\s+(\d+)(?:\s+(.*))?$")
+
+
+def parse_line(line: str) -> EpdLine | None:
+    """The `EpdLine` of one line; None for a blank or `#` comment line. ValueError for a line
+    without four fields (the position is not checked here: python-chess or the engine does
+    that). A `;` may follow the fourth field without a space (``- -;D1 20``)."""
+    text = line.strip().replace("\t", " ")
+    if not text or text.startswith("#"):
+        return None
+    m = _FIELDS.match(text)
+    if m is None:
+        raise ValueError(f"not an EPD line: {text[:60]!r}")
+    rest = m.group(5)
+    counters = None
+    c = _COUNTERS.match(rest)
+    if c is not None:
+        counters, rest = (c.group(1), c.group(2)), c.group(3) or ""
+    return EpdLine(m.groups()[:4], counters, rest)
+
+
+def read_lines(path):
+    """(line number, `EpdLine`) of each EPD line of the file at `path` (blank and `#` lines
+    skipped); a line that is not EPD raises ValueError naming ``path:line``."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                epd = parse_line(line)
+            except ValueError as e:
+                raise ValueError(f"{path}:{n}: {e}") from None
+            if epd is not None:
+                yield n, epd

@@ -4,6 +4,7 @@ import sys
 import time
 
 from wasp.board import IllegalMoveError, Position
+from wasp.epd import parse_line
 from wasp.fen import STARTING_FEN
 from wasp.perft import divide, perft
 
@@ -72,21 +73,20 @@ def _parse_move(position, text):
 
 
 def parse_perft_line(line):
-    """(fen, [(depth, count), ...]) from a suite line `FEN ;D1 n ;D2 n ...`.
-
-    Splits on ';' so that both `;D2 191` and `;D2 191; D3 ...` spellings parse.
-    """
-    parts = [p.strip() for p in line.split(";")]
-    fen = parts[0]
+    """(fen, [(depth, count), ...]) from a suite line `FEN ;D1 n ;D2 n ...` (`wasp.epd`: both
+    `;D2 191` and `;D2 191; D3 ...` spellings parse)."""
+    epd = parse_line(line)  # ValueError: not four fields
+    if epd is None:
+        raise ValueError("not a perft record")
     expected = []
-    for part in parts[1:]:
-        if not part:
-            continue
-        fields = part.split()
-        if len(fields) != 2 or not fields[0].upper().startswith("D"):
-            raise ValueError(f"bad depth entry {part!r}")
-        expected.append((int(fields[0][1:]), int(fields[1])))
-    return fen, expected
+    for code, count in epd.operation_list():
+        if not code.upper().startswith("D") or not count or " " in count:
+            raise ValueError(f"bad depth entry {(code + ' ' + count).strip()!r}")
+        try:
+            expected.append((int(code[1:]), int(count)))
+        except ValueError:
+            raise ValueError(f"bad depth entry {(code + ' ' + count).strip()!r}") from None
+    return epd.fen(), expected
 
 
 MAX_ERRORS_SHOWN = 10

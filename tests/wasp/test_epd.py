@@ -1,64 +1,94 @@
-"""EPD suites (wasp.epd): tolerant parsing and the suite runner."""
+"""wasp.epd: the one EPD line reader, checked against python-chess's reading of the same lines."""
 
-from pathlib import Path
+import chess
+import pytest
 
-from wasp.epd import parse_epd_line, read_suite, run_suite
+from tests.conftest import DATA
+from wasp.epd import parse_line, read_lines, result_in
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def test_suites_parse_completely():
-    assert len(read_suite(DATA / "wac.epd")) == 300
-    assert len(read_suite(DATA / "bk.epd")) == 24
-    kaufman = read_suite(DATA / "kaufman.epd")
-    assert len(kaufman) == 25
-    assert sum(1 for r in kaufman if r.avoid) == 2
-    assert kaufman[1].ident == "position 02" and kaufman[1].best == ["f5d4"]
+FEN4 = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq -"
 
 
-def test_tab_after_id_and_decorated_san():
-    recs = read_suite(DATA / "ecmgcp_sample.epd")
-    assert [r.ident for r in recs[-2:]] == ["ECM.1016", "ECM.1344"]
-    r = parse_epd_line('r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - '
-                       'bm Bb5! Bc4 id "x";\r\n')
-    assert r.best == ["f1b5", "f1c4"] and r.ident == "x"
-    assert parse_epd_line("# a comment") is None
-    assert parse_epd_line("   \r\n") is None
+def test_blank_and_comment_lines_are_none_and_short_lines_are_refused():
+    assert parse_line("") is None and parse_line("  \r\n") is None
+    assert parse_line("# a comment") is None
+    with pytest.raises(ValueError, match="not an EPD line"):
+        parse_line("8/8/8 w -")
 
 
-def test_run_suite_prints_results_and_score(capsys):
-    assert run_suite(DATA / "bk.epd", depth=1) == 0
-    out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 25 and out[-1].startswith("solved ") and out[-1].endswith("/24")
+@pytest.mark.parametrize("line", [
+    f'{FEN4} bm Bb5; id "Ruy";',
+    f'{FEN4} hmvc 3; fmvn 12; c0 "a book line";',
+    f'{FEN4} ce -35; acd 12; pm Bb5;',
+    f'{FEN4} id "two words; and a semicolon"; bm Bc4;',
+])
+def test_operations_are_what_python_chess_reads(line):
+    board, ops = chess.Board.from_epd(line)
+    epd = parse_line(line)
+    assert epd.position == FEN4
+    mine = epd.operations()
+    assert set(mine) == set(ops)
+    for code, value in ops.items():
+        if isinstance(value, str):
+            assert mine[code] == value
+        elif isinstance(value, (int, float)):
+            assert float(mine[code]) == value
+        else:  # moves
+            moves = value if isinstance(value, list) else [value]
+            assert mine[code].split() == [board.san(m) for m in moves]
+    assert epd.fen() == board.fen()
 
 
-def test_wac_sample_mostly_solved(capsys):
-    import tempfile
-
-    lines = [ln for ln in (DATA / "wac.epd").read_text().splitlines() if ln.startswith(("2", "r"))]
-    with tempfile.NamedTemporaryFile("w", suffix=".epd", delete=False) as f:
-        f.write("\n".join(lines[:10]))
-    run_suite(f.name, time_ms=300)
-    last = capsys.readouterr().out.strip().splitlines()[-1]
-    solved = int(last.split()[1].split("/")[0])
-    assert solved >= 6
+def test_a_missing_semicolon_before_a_known_opcode_and_tabs_are_tolerated():
+    epd = parse_line(f'{FEN4} bm Bb5\tid "x"\r\n')
+    assert epd.operation_list() == [("bm", "Bb5"), ("id", "x")]
+    # a square that spells a comment opcode is a move, not a new operation
+    assert parse_line(f"{FEN4} bm c3 d4; id y;").operations()["bm"] == "c3 d4"
+    assert parse_line(f'{FEN4} bm d4 c0 "why";').operations() == {"bm": "d4", "c0": "why"}
 
 
-def test_a_record_with_an_illegal_bm_move_counts_as_an_error(tmp_path, capsys):
-    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq -"
-    suite = tmp_path / "two.epd"
-    suite.write_text(f'{fen} bm Bb5; id "a";\n{fen} bm Zz9; id "b";\n{fen} am; id "c";\n')
-    assert run_suite(suite, depth=1) == 1
-    out, err = capsys.readouterr()
-    assert out.strip().splitlines()[-1].startswith("solved ")
-    assert "/3 (2 bad records" in out
-    assert f"{suite}:2: bm move 'Zz9' is not a legal move" in err
-    assert f"{suite}:3: no bm or am operation" in err
+def test_move_counters_come_from_hmvc_fmvn_then_a_six_field_fen_then_zero_one():
+    assert parse_line(f"{FEN4} 4 9").fen() == f"{FEN4} 4 9"
+    assert parse_line(f"{FEN4} 4 9 hmvc 2; fmvn 7;").fen() == f"{FEN4} 2 7"
+    assert parse_line(f"{FEN4} fmvn 7;").fen() == f"{FEN4} 0 7"
+    assert parse_line(f"{FEN4} bm Bb5;").fen() == f"{FEN4} 0 1"
 
 
-def test_a_file_without_records_searches_nothing(tmp_path, capsys):
-    suite = tmp_path / "fens.epd"
-    suite.write_text("# only a comment\n8/8/8/4k3/8/8/2KQ4/8 w - -\n")
-    assert run_suite(suite) == 1
-    err = capsys.readouterr().err
-    assert f"{suite}:2: no bm or am operation" in err and "no EPD records" in err
+@pytest.mark.parametrize("text, result", [
+    ('c9 "1-0";', 1.0), ('ce 12; c9 "1/2-1/2";', 0.5), ("[0.0]", 0.0), ("[0.5]", 0.5),
+    ("[1.0]", 1.0), ("0-1", 0.0), ('"1-0";', 1.0), ("[0.7]", None), ("bm e4;", None), ("", None),
+])
+def test_labelled_results_in_every_form_the_tuners_write(text, result):
+    assert result_in(text) == result
+    assert parse_line(f"{FEN4} {text}").result() == result
+
+
+def test_the_counters_of_a_six_field_fen_are_not_taken_for_a_result():
+    assert parse_line(f"{FEN4} 0 1").result() is None
+    assert parse_line(f"{FEN4} 0 1 [1.0]").result() == 1.0
+
+
+def test_read_lines_numbers_the_lines_and_names_a_bad_one(tmp_path):
+    path = tmp_path / "a.epd"
+    path.write_text(f"# head\n{FEN4} c9 \"1-0\";\n\nbad line\n")
+    lines = read_lines(path)
+    n, epd = next(lines)
+    assert n == 2 and epd.result() == 1.0
+    with pytest.raises(ValueError, match=r"a\.epd:4: not an EPD line"):
+        next(lines)
+
+
+def test_every_suite_line_python_chess_reads_reads_the_same_here():
+    """Lines python-chess refuses (a missing `;` before `id`) are read here too."""
+    read = agreed = 0
+    for name in ("wac.epd", "bk.epd", "kaufman.epd", "ecmgcp_sample.epd", "uho_sample.epd"):
+        for _, epd in read_lines(DATA / name):
+            read += 1
+            try:
+                board, ops = chess.Board.from_epd(f"{epd.position} {epd.rest}".strip())
+            except ValueError:
+                continue
+            assert board.epd() == chess.Board(epd.fen()).epd()
+            assert epd.operations().get("id") == ops.get("id")
+            agreed += 1
+    assert read > 400 and agreed > read / 2

@@ -60,7 +60,7 @@ def test_check_suite_reports_failures(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert (passed, total) == (1, 3)
     assert "expected 10, got 9" in out
-    assert f"wasp perft: error: {suite}:2: invalid fen" in err
+    assert f"wasp perft: error: {suite}:2: not an EPD line" in err
     assert out.strip().endswith("passed 1/3")
 
 

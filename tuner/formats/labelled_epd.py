@@ -5,14 +5,9 @@ move counters as EPD opcodes: ``FEN4 hmvc H; fmvn F; ce S; c9 "1-0";``. ``ce`` i
 centipawn evaluation, from the side to move's view; ``c9`` is the game's result.
 """
 
-import re
-
-from tuner.texel import parse_result
+from wasp.epd import parse_line
 
 from .records import RESULT_PGN, Record, check_score
-
-_RE_OP = {name: re.compile(rf"(?:^|;)\s*{name}\s+(-?\d+)\s*(?:;|$)")
-          for name in ("ce", "hmvc", "fmvn")}
 
 
 class EpdFormatError(ValueError):
@@ -30,22 +25,23 @@ def format_epd(r: Record) -> str:
 
 def parse_epd(line: str) -> Record:
     """The Record of one line; ValueError says what is missing."""
-    tokens = line.split()
-    if len(tokens) < 4 or tokens[1] not in ("w", "b"):
+    epd = parse_line(line)
+    if epd is None or epd.fields[1] not in ("w", "b"):
         raise ValueError("not an EPD line")
-    rest = " ".join(tokens[4:])
-    result = parse_result(rest)
+    result = epd.result()
     if result is None:
         raise ValueError('no result (c9 "1-0";)')
     ops = {}
-    for name, rx in _RE_OP.items():
-        m = rx.search(rest)
-        if m:
-            ops[name] = int(m.group(1))
+    for name, operand in epd.operations().items():
+        if name in ("ce", "hmvc", "fmvn"):
+            try:
+                ops[name] = int(operand)
+            except ValueError:
+                pass
     if "ce" not in ops:
         raise ValueError("no score (ce N;)")
-    white = tokens[1] == "w"
-    fen = f"{' '.join(tokens[:4])} {ops.get('hmvc', 0)} {ops.get('fmvn', 1)}"
+    white = epd.fields[1] == "w"
+    fen = f"{epd.position} {ops.get('hmvc', 0)} {ops.get('fmvn', 1)}"
     return Record(fen, check_score(ops["ce"] if white else -ops["ce"]), result)
 
 

@@ -25,7 +25,6 @@ from .positions import (
     load_many,
     pack_board,
     pack_fen,
-    parse_result,
     row_to_fen,
 )
 from .rows import NO_EP, R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
@@ -49,7 +48,7 @@ __all__ = [
     "PositionSet", "Run", "RunConfig", "Scorer", "SplitRun", "TuningReader", "WaspLinearE",
     "as_linear", "error", "fit_k", "gradient", "gradient_epoch", "has_mate_score", "history",
     "illegal_rows", "linear_scores", "load", "load_epd", "load_many", "model_scores", "pack_board",
-    "pack_fen", "pack_state", "parse_result", "passes", "row_to_fen", "select_matching",
+    "pack_fen", "pack_state", "passes", "row_to_fen", "select_matching",
     "select_weights", "set_threads", "sigmoid", "sparse_traces", "state_of_row", "tune_parameter",
     "unpack_row", "wasp_linear", "wasp_terms", "wasp_trace", "wasp_weight_map", "weight_layout",
 ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wasp.atomicfile import replacing
+from wasp.epd import parse_line
 
 from .rows import NO_EP, R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
 
@@ -29,9 +30,6 @@ _PIECE_ORDER = [(color, piece) for color in (True, False) for piece in range(1, 
 EMPTY_CODE = 12
 _CASTLE_BITS = {"K": 1, "Q": 2, "k": 4, "q": 8}
 _RESULT_TEXT = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
-_RE_C9 = re.compile(r'\bc9\s+"?(1-0|0-1|1/2-1/2)"?')
-_RE_BRACKET = re.compile(r"\[\s*(1(?:\.0*)?|0(?:\.0*)?|0?\.50*)\s*\]")
-_RE_TRAILING = re.compile(r'(?:^|\s)"?(1-0|0-1|1/2-1/2)"?\s*;?\s*$')
 _RE_MATE = re.compile(r"(?:[+-]?M\d+|#-?\d+)")
 
 
@@ -169,35 +167,18 @@ def row_to_fen(row) -> str:
 # EPD
 
 
-def parse_result(text):
-    """White's result (1, 0.5, 0) found in the part of an EPD line after the FEN, or None."""
-    m = _RE_C9.search(text)
-    if m:
-        return _RESULT_TEXT[m.group(1)]
-    m = _RE_BRACKET.search(text)
-    if m:
-        v = float(m.group(1))
-        return v if v in (0.0, 0.5, 1.0) else None
-    m = _RE_TRAILING.search(text)
-    if m:
-        return _RESULT_TEXT[m.group(1)]
-    return None
-
-
 def parse_epd_line(line):
     """(packed row, result) of one EPD line; ValueError saying what is wrong."""
-    tokens = line.split()
-    if len(tokens) < 5:
+    try:
+        epd = parse_line(line)
+    except ValueError:  # fewer than four fields
+        epd = None
+    if epd is None or (epd.counters is None and not epd.rest):
         raise ValueError("expected a FEN and a result")
-    rest = tokens[4:]
-    fen = " ".join(tokens[:4])
-    # a 6-field FEN: two clock numbers before the result
-    if len(rest) >= 2 and rest[0].isdigit() and rest[1].isdigit():
-        rest = rest[2:]
-    result = parse_result(" ".join(rest))
+    result = epd.result()
     if result is None:
         raise ValueError("no result (c9 \"1-0\";, [1.0] or a trailing 1-0)")
-    return pack_fen(fen), result
+    return pack_fen(epd.position), result
 
 
 def _bad_line(path, lineno, why, line, skip_bad, out):

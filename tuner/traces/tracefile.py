@@ -850,21 +850,24 @@ class BoardTerms:
 
 def labelled_boards(path):
     """(chess.Board, white's result) of each line of an EPD file of labelled positions (the
-    result forms `tuner.texel.positions` reads)."""
+    result forms `wasp.epd.result_in` reads)."""
     import chess
 
-    from tuner.texel import parse_result
+    from wasp.epd import parse_line
 
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
-            tok = line.split()
-            if not tok or tok[0].startswith("#"):
+            try:
+                epd = parse_line(line)
+            except ValueError:
+                raise TraceError(f"{path}:{n}: expected a FEN and a result") from None
+            if epd is None:
                 continue
-            result = parse_result(" ".join(tok[4:]))
-            if result is None or len(tok) < 4:
+            result = epd.result()
+            if result is None:
                 raise TraceError(f"{path}:{n}: expected a FEN and a result")
             try:
-                board = chess.Board(" ".join(tok[:4]) + " 0 1")
+                board = chess.Board(epd.position + " 0 1")
             except ValueError as e:
                 raise TraceError(f"{path}:{n}: {e}") from None
             yield board, result
