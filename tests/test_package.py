@@ -216,14 +216,18 @@ def _nodes(bench_output):
     return re.search(r"Nodes searched\s*:\s*(\d+)", bench_output).group(1)
 
 
-@pytest.mark.slow
+COMPILES = pytest.mark.skipif(
+    not PYPI, reason="compiles the kernels afresh in the venv (minutes): bash scripts/check-install")
+
+
+@COMPILES
 def test_wasp_bench_from_the_venv_searches_as_the_checkout_does(venv):
     """Compiles the kernels afresh in the venv (minutes)."""
     checkout = _run([sys.executable, "-m", "wasp.cli", "bench", "2"], cwd=ROOT)
     assert _nodes(venv.command("wasp", "bench", "2")) == _nodes(checkout)
 
 
-@pytest.mark.slow
+@COMPILES
 def test_wasp_tune_k_reads_the_installed_sample_as_the_checkout_does(venv):
     """`wasp-tune k` on the sample inside the installed package: the checkout's K and E."""
     site = venv.python_json("import json, sysconfig; "
