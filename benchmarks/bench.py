@@ -45,7 +45,7 @@ def wasp_bench(root: pathlib.Path, depth, eval_file=None) -> tuple[int, int, flo
     """(nodes, nodes/second, steal %) of one `wasp bench` of the checkout at `root`, with its
     default evaluation or `eval_file` ("": the hand-written evaluation)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    env.pop("NUMBA_CACHE_DIR", None)  # each checkout's own cache (wasp.cache_dir)
+    env.pop("NUMBA_CACHE_DIR", None)  # each checkout its own keyed cache (wasp.kernelcache)
     cmd = [sys.executable, "-m", "wasp.cli", "bench"] + ([str(depth)] if depth else [])
     if eval_file is not None:
         cmd += ["--eval-file", eval_file]

@@ -173,4 +173,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp", "tuner"))
     sys.exit(main())

@@ -20,6 +20,10 @@ from numba import njit
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from wasp import kernelcache  # noqa: E402
+
+kernelcache.setup(("wasp",))  # before the kernels are imported
+
 from wasp.evaluate import (  # noqa: E402
     E_EVAL,
     E_STATS,

@@ -161,4 +161,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp", "tuner"))
     sys.exit(main())

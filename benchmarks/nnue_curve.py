@@ -31,6 +31,10 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from wasp import kernelcache  # noqa: E402
+
+kernelcache.setup(("wasp", "tuner"))  # before the kernels are imported
+
 from testing import run_match  # noqa: E402
 from tuner.nnue import (  # noqa: E402
     Config,

@@ -116,4 +116,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp",))
     main()

@@ -65,6 +65,9 @@ def _child(depth: int) -> None:
     lib._object_compiled_hook = classmethod(keep_compiled)
 
     sys.path.insert(0, ROOT)
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp",))
     from wasp.benchmark import bench
 
     bench(depth)

@@ -101,4 +101,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp",))
     sys.exit(main())

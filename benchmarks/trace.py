@@ -38,8 +38,7 @@ def timed(repeat, fn):
 
 def synthetic(n, terms, coefs, seed=1):
     """A LinearSet of n positions with `coefs` coefficients each, and results."""
-    from tuner.texel import LinearSet
-    from tuner.traces import weight_layout
+    from tuner.texel import LinearSet, weight_layout
 
     rng = np.random.default_rng(seed)
     offsets = np.arange(n + 1, dtype=np.int64) * coefs
@@ -57,22 +56,21 @@ def synthetic(n, terms, coefs, seed=1):
 
 
 def bench_epoch(args):
-    from tuner.texel import gradient, set_threads
-    from tuner.texel import methods as M
+    from tuner.texel import ADAM, GradientState, gradient, gradient_epoch, set_threads
 
     set_threads(args.threads)
     ls, results, W = synthetic(args.n, args.terms, args.coefs)
     small = ls.subset(np.arange(1000))
     gradient(W, small, results[:1000], 1.0)  # compile or load outside the timing
-    st = M.GradientState(W, M.ADAM, 1.0)
+    st = GradientState(W, ADAM, 1.0)
     mask = np.ones(ls.n_weights, dtype=bool)
-    M.gradient_epoch(st, small, results[:1000], 1.0, mask, 0)
+    gradient_epoch(st, small, results[:1000], 1.0, mask, 0)
     print(f"{args.n} positions x {args.coefs} coefficients over {args.terms} tapered terms "
           f"({ls.n_weights} weights), {args.threads} threads; load average "
           f"{os.getloadavg()[0]:.2f}")
     wall, cpu = timed(args.repeat, lambda: gradient(W, ls, results, 1.0))
     print(f"E and gradient: {wall:.3f} s wall (median of {args.repeat}), {cpu:.3f} s CPU")
-    wall, cpu = timed(args.repeat, lambda: M.gradient_epoch(st, ls, results, 1.0, mask, 0))
+    wall, cpu = timed(args.repeat, lambda: gradient_epoch(st, ls, results, 1.0, mask, 0))
     print(f"Adam epoch (full batch, with the step): {wall:.3f} s wall, {cpu:.3f} s CPU")
 
 
@@ -154,4 +152,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp", "tuner"))
     main()

@@ -111,4 +111,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp", "tuner"))
     main()

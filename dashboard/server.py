@@ -8,12 +8,9 @@ views of the runs under a directory (`dashboard.runs`).
     GET  /api/run/game?id=RUN&game=N    one game, move by move, for the board
 """
 
-import os
-import sys
-
 from dashboard.runs import RunError, Runs
 from wasp.gui.game import RequestError
-from wasp.gui.server import BoardServer, Handler, load_static, serve
+from wasp.gui.server import BoardServer, Handler, load_static
 
 STATIC_FILES = {  # URL path -> (file in dashboard/static, content type)
     "/runs": ("runs.html", "text/html; charset=utf-8"),
@@ -75,18 +72,3 @@ class DashboardServer(BoardServer):
     def notes(self) -> list[str]:
         return [f"runs under {self.runs.root} at {self.url}runs"]
 
-
-def serve_runs(host: str = "127.0.0.1", port: int = 8000, engine_settings=(),
-               runs_dir: str | None = None, verbose: bool = False) -> int:
-    """`wasp gui`: the board, and with `runs_dir` the dashboard of the runs under it, until
-    Ctrl-C; returns the exit code."""
-    if runs_dir is None:
-        return serve(host, port, verbose, engine_settings)
-    if not os.path.isdir(runs_dir):
-        print(f"wasp gui: error: --runs {runs_dir!r} is not a directory", file=sys.stderr)
-        return 1
-
-    def make_server(host, port, verbose, engine_settings):
-        return DashboardServer(host, port, verbose, engine_settings, runs_dir)
-
-    return serve(host, port, verbose, engine_settings, make_server)

@@ -150,5 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     return run_match(plan).status
 
 
+def entry() -> int:
+    """The `wasp-match` console script: `main` as every tool runs (`wasp.exitcodes.run_tool`;
+    the engines it starts set up their own kernel cache)."""
+    from wasp.exitcodes import run_tool
+
+    return run_tool(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -311,6 +311,12 @@ class DaskExecutor:
             self.client = Client(cfg.dask, timeout="20s")
         except (OSError, TimeoutError) as e:
             raise ExecutorError(f"-dask {cfg.dask}: cannot reach the scheduler: {e}") from None
+        from wasp import kernelcache
+
+        if kernelcache.packages():  # the workers' kernels get a keyed cache as this process's
+            from .workercache import KernelCache
+
+            self._guard(self.client.register_plugin, KernelCache(kernelcache.packages()))
         if cfg.scale_tc is not None:
             self._guard(self._measure)
             if not self.factors:

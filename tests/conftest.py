@@ -4,7 +4,11 @@ import contextlib
 import os
 import pathlib
 
-import wasp  # noqa: F401  (keys NUMBA_CACHE_DIR to the sources; engine subprocesses inherit it)
+from wasp import kernelcache
+
+# One numba cache for the run, keyed to the engine's and the tuner's kernels, set up before any
+# test module imports a kernel; engine and tool subprocesses inherit it (NUMBA_CACHE_DIR).
+kernelcache.setup(("wasp", "tuner"))
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

@@ -2,9 +2,11 @@
 missing file, a directory, a binary file, an empty file and a file of the wrong kind. Each must
 end with one line on stderr naming the file, and the exit code of the table in
 docs/exit-codes.md (1 for a file that cannot be used, 2 for a bad command line), never with a
-traceback."""
+traceback. Their help, with an example; and a reader that closes their output (`| head -1`)
+ends them quietly."""
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -129,3 +131,35 @@ def test_help_of_every_subcommand_describes_it_with_an_example(argv, has_default
     assert "xample" in r.stdout, r.stdout
     if has_defaults:
         assert "default" in r.stdout, r.stdout
+
+
+CLOSED = [*(h[0] for h in HELP), [*TUNE, "data", "convert", "--help"],
+          [*MATCH, "reproduce", "--help"], [*WASP, "perft", "--depth", "2", "--divide"]]
+
+
+@pytest.mark.parametrize("argv", CLOSED, ids=[" ".join(a[2:]) for a in CLOSED])
+def test_a_closed_stdout_ends_the_tool_quietly(argv):
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the tool writes a byte: every write fails
+    try:
+        r = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=write,
+                           stderr=subprocess.PIPE, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        os.close(write)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("tool", ["wasp", "wasp-tune", "wasp-match"])
+def test_help_piped_into_head_prints_its_first_line_and_no_traceback(tmp_path, tool):
+    from tests.test_docs import TOOLS
+
+    shim = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {TOOLS[tool]} "$@"\n'
+    (tmp_path / tool).write_text(shim)
+    (tmp_path / tool).chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    r = subprocess.run(["bash", "-o", "pipefail", "-c", f"{tool} --help | head -1"], env=env,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout.startswith(f"usage: {tool}"), r.stdout + r.stderr
+    assert r.stderr == "", r.stderr

@@ -21,7 +21,7 @@ MARK = "<!-- test -->"
 SHELL = ("sh", "bash")
 LANGUAGES = (*SHELL, "python")
 # Each tool as the checkout runs it: the module behind its console script.
-TOOLS = {"wasp": "dashboard.cli", "wasp-tune": "tuner.cli", "wasp-match": "testing.cli"}
+TOOLS = {"wasp": "wasp.cli", "wasp-tune": "tuner.cli", "wasp-match": "testing.cli"}
 # What a runnable example may read, by the paths the documents use.
 SHARED = ("datasets", "docs", "examples", "tests")
 WORD = re.compile(r"^[a-z][a-z0-9-]*$")  # a subcommand, as opposed to a file or a number

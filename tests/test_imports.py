@@ -212,6 +212,17 @@ def test_every_package_is_stated_and_datasets_holds_no_code():
     assert not list((ROOT / "datasets").rglob("*.py"))
 
 
+def test_the_drawing_of_the_house_is_the_code_s():
+    """docs/img/house.svg (scripts/draw_house.py) lists the arrows the imports make."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("draw_house", ROOT / "scripts" / "draw_house.py")
+    draw = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(draw)
+    drawn = draw.drawn_edges((ROOT / "docs" / "img" / "house.svg").read_text(encoding="utf-8"))
+    assert drawn == draw.edges(), "run python3 scripts/draw_house.py"
+    assert ("wasp", "testing") not in drawn and ("tuner.texel", "tuner.traces") not in drawn
+
 
 PARSER = "testing.args"  # wasp-match's command-line parser
 PARSER_USERS = {"testing", "testing.plan", "testing.cli"}  # the face, the planner, the CLI

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 
 from wasp.cliargs import ArgumentParser
-from wasp.exitcodes import EXIT_USAGE, fail
+from wasp.exitcodes import EXIT_USAGE, fail, run_tool
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
@@ -94,5 +94,14 @@ def main(argv=None) -> int:
     return 0
 
 
+def entry() -> int:
+    """The `wasp-tune` console script: the kernel cache of the engine's and the tuner's kernels
+    set up (`wasp.kernelcache`; the engines it starts share it), then `main`."""
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp", "tuner"))
+    return run_tool(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -3,6 +3,8 @@
 With no arguments it is a UCI engine (xboard too, when the GUI says `xboard`).
 Heavy modules (numba kernels) are imported only by the subcommand that needs them,
 so `wasp --help` starts fast; as an engine, they load in a thread while `uci` is answered.
+Packages above the engine add flags and a server to `wasp gui` through the entry-point group
+`GUI_PLUGINS` (the runs dashboard adds `--runs`), looked up only when `gui` runs.
 """
 
 import argparse
@@ -10,7 +12,13 @@ import os
 import sys
 
 from wasp.cliargs import ArgumentParser, add_output
-from wasp.exitcodes import EXIT_OK, EXIT_USAGE, fail, file_problem
+from wasp.exitcodes import EXIT_OK, EXIT_USAGE, CliError, fail, file_problem, run_tool
+
+# Each entry point of this group names an object (a module) with `add_arguments(parser)`,
+# which adds its flags to `wasp gui`'s parser, and `server(args)`, which returns a
+# `make_server(host, port, verbose, engine_settings)` for `wasp.gui.serve` when its flags ask
+# for one (else None) and raises CliError for a bad value.
+GUI_PLUGINS = "wasp.gui"
 
 EXAMPLES = """examples:
   wasp                                   run as a UCI engine (for GUIs and match runners)
@@ -44,7 +52,22 @@ def _sub(sub, name, help_, description, example):
                           epilog=example)
 
 
-def _parser():
+def gui_plugins() -> list:
+    """The installed `wasp gui` plugins (entry-point group `GUI_PLUGINS`), loaded; one that
+    cannot be loaded is named on stderr and left out."""
+    from importlib.metadata import entry_points
+
+    plugins = []
+    for point in entry_points(group=GUI_PLUGINS):
+        try:
+            plugins.append(point.load())
+        except Exception as e:  # a broken install of another package: the board still serves
+            print(f"wasp gui: warning: plugin {point.name} ({point.value}) not loaded: {e}",
+                  file=sys.stderr)
+    return plugins
+
+
+def _parser(plugins=()):
     p = ArgumentParser(prog="wasp", epilog=EXAMPLES,
                        description="Wasp-Py chess engine (after John Stanback's Wasp 1.02).")
     sub = p.add_subparsers(dest="command")
@@ -140,19 +163,15 @@ def _parser():
     pp.add_argument("--pgn", help="where to save the game (default wasp-game-<time>.pgn)")
     _engine_options(pp)
 
-    pg = _sub(sub, "gui", "serve a board in the browser (play and watch the engine; "
-                          "watch runs live with --runs)",
-              "Serve a board in the browser: play the engine or watch it play itself. With "
-              "--runs DIR, also a live dashboard of the match, SPSA and tuning runs under DIR "
-              "at /runs (read-only).",
-              _example("wasp gui --port 8000   # then open http://127.0.0.1:8000/",
-                       "wasp gui --runs runs   # then open http://127.0.0.1:8000/runs"))
+    pg = _sub(sub, "gui", "serve a board in the browser (play and watch the engine)",
+              "Serve a board in the browser: play the engine or watch it play itself.",
+              _example("wasp gui --port 8000   # then open http://127.0.0.1:8000/"))
     pg.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     pg.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only; "
                          "0.0.0.0 lets the machines of your network in)")
-    pg.add_argument("--runs", metavar="DIR",
-                    help="serve a live dashboard of the run directories under DIR at /runs")
+    for plugin in plugins:
+        plugin.add_arguments(pg)
     _engine_options(pg)
 
     _sub(sub, "warmup", "compile every kernel into the numba cache "
@@ -361,13 +380,34 @@ def _play(args):
     return play_main(args)
 
 
-def main(argv=None, gui=None):
-    """Run `wasp ARGS`; `gui(host, port, engine_settings, runs_dir)` serves `wasp gui` (the
-    `wasp` command passes the runs dashboard's, which serves the board too)."""
+def _gui(args, plugins) -> int:
+    problem = _engine_file_problem(args.engine_settings)
+    if problem:
+        return fail("wasp gui", problem)
+    from wasp.gui import BoardServer, serve
+
+    make_server = BoardServer
+    try:
+        for plugin in plugins:  # the first plugin whose flags were given serves
+            found = plugin.server(args)
+            if found is not None:
+                make_server = found
+                break
+    except CliError as e:
+        return fail("wasp gui", e, e.code)
+    return serve(host=args.host, port=args.port, engine_settings=args.engine_settings,
+                 make_server=make_server)
+
+
+def main(argv=None, plugins=None):
+    """Run `wasp ARGS`. `plugins`: those of `wasp gui` (default: the installed ones, looked
+    up only for `gui`)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv in ([], ["uci"]):  # the engine: no time lost on the parser
         return _engine()
-    args = _parser().parse_args(argv)
+    if plugins is None:
+        plugins = gui_plugins() if argv[:1] == ["gui"] else []
+    args = _parser(plugins).parse_args(argv)
     if args.command in (None, "uci"):
         return _engine()
     if args.command == "perft":
@@ -387,18 +427,7 @@ def main(argv=None, gui=None):
     if args.command == "book":
         return _book(args)
     if args.command == "gui":
-        problem = _engine_file_problem(args.engine_settings)
-        if problem:
-            return fail("wasp gui", problem)
-        if gui is not None:
-            return gui(host=args.host, port=args.port, engine_settings=args.engine_settings,
-                       runs_dir=args.runs)
-        if args.runs is not None:  # the dashboard sits above the tools, outside this package
-            return fail("wasp gui", "--runs: the runs dashboard is served by the `wasp` "
-                        "command (or python -m dashboard gui --runs DIR)", EXIT_USAGE)
-        from wasp.gui import serve
-
-        return serve(host=args.host, port=args.port, engine_settings=args.engine_settings)
+        return _gui(args, plugins)
     if args.command == "play":
         return _play(args)
     if args.command == "warmup":
@@ -410,13 +439,12 @@ def main(argv=None, gui=None):
 
 
 def entry(run=None) -> int:
-    """Console-script entry of `run` (default `main`): a closed pipe (`wasp perft ... | head`)
-    is not an error."""
-    try:
-        return (run or main)()
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
+    """The `wasp` console script: the kernel cache set up (`wasp.kernelcache`), then `run`
+    (default `main`) as every tool runs (`wasp.exitcodes.run_tool`)."""
+    from wasp import kernelcache
+
+    kernelcache.setup(("wasp",))
+    return run_tool(run or main)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """The exit codes and error lines of the command-line tools (`wasp`, `wasp-tune`,
 `wasp-match`): one line on stderr, `tool: error: message`, and the code of its kind.
-`CliError` is the one error type the tools raise for a mistake the user can fix."""
+`CliError` is the one error type the tools raise for a mistake the user can fix; `run_tool`
+runs a console script's `main`."""
 
 import os
+import select
 import sys
 
 # Exit codes of `wasp`, `wasp-tune` and `wasp-match` (README: "Exit codes").
@@ -84,3 +86,43 @@ def fail(prog, message, code=EXIT_INPUT):
     """Print `prog: error: message` on stderr; returns the exit code."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return code
+
+
+def run_tool(main) -> int:
+    """Run a console script's `main()` and return its exit code; a reader that closed stdout
+    (`wasp-match --help | head -1`) ends the tool quietly with EXIT_OK, as `head` expects.
+
+    A BrokenPipeError from another pipe (an engine's stdin) is not a closed stdout and is
+    raised as it is.
+    """
+    try:
+        code = main()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+    try:  # the interpreter flushes stdout at exit: let that write go nowhere, not to the pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_OK
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        return False
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return False
+    poll = select.poll()
+    poll.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poll.poll(0))

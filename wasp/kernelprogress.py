@@ -9,7 +9,6 @@ thread, no bar.
 """
 
 import contextlib
-import functools
 import os
 import shutil
 import sys
@@ -21,15 +20,11 @@ IDLE = 3.0  # seconds without a compile after which the bar closes (reopens at t
 
 
 def _is_ours(module: str) -> bool:
-    """A module of the packages whose kernels are counted (those sharing the kernel cache)."""
-    return module.split(".", 1)[0] in _packages()
+    """A module of the packages whose kernels are counted: those the process set up its kernel
+    cache for (`wasp.kernelcache`), `wasp` at least."""
+    from wasp import kernelcache
 
-
-@functools.cache
-def _packages() -> frozenset:
-    from wasp import _packages as packages
-
-    return frozenset(packages())
+    return module.split(".", 1)[0] in {"wasp", *kernelcache.packages()}
 
 
 def kernel_counts() -> tuple:

@@ -387,8 +387,3 @@ def test_a_run_that_cannot_be_read_is_named_with_the_reason(tmp_path):
         runs.detail("broken")
 
 
-def test_the_engines_command_line_alone_sends_runs_to_the_wasp_command(tmp_path, capsys):
-    from wasp.cli import main
-
-    assert main(["gui", "--runs", str(tmp_path)]) == 2
-    assert "served by the `wasp` command" in capsys.readouterr().err

@@ -3,32 +3,14 @@ bullet's text with its side record of moves; bulletformat's 32-byte records (the
 for kernels that read them); labelled EPD;
 and `wasp-tune data convert` between them."""
 
-from .bfkernels import (
-    EMPTY,
-    KING,
-    LOWEST_BIT,
-    MAX_PIECES,
-    OFF_KSQ,
-    OFF_OCC,
-    OFF_OPP_KSQ,
-    OFF_PCS,
-    OFF_RESULT,
-    OFF_SCORE,
-    RECORD_SIZE,
-    THEIRS,
-    pack,
-)
-from .bulletformat import BfWriter, BulletFormatError, encode_text, load_bf, read_bf, save_bf
-from .bullettext import TextFormatError, TextWriter, format_line, format_side, read_text, side_path
-from .convert import ConvertError, Filters, convert
-from .labelled_epd import EpdFormatError, EpdWriter, read_epd
-from .records import MATE_SCORE, RESULT_PGN, Record, check_score, fen_ply
+from wasp.lazyimport import face
 
-__all__ = [
-    "EMPTY", "KING", "LOWEST_BIT", "MAX_PIECES", "OFF_KSQ", "OFF_OCC", "OFF_OPP_KSQ", "OFF_PCS",
-    "OFF_RESULT", "OFF_SCORE", "RECORD_SIZE", "THEIRS", "pack",
-    "MATE_SCORE", "RESULT_PGN", "BfWriter", "BulletFormatError", "ConvertError", "EpdFormatError",
-    "EpdWriter", "Filters", "Record", "TextFormatError", "TextWriter", "check_score", "convert",
-    "encode_text", "fen_ply", "format_line", "format_side", "load_bf", "read_bf", "read_epd",
-    "read_text", "save_bf", "side_path",
-]
+__all__, __getattr__, __dir__ = face(__name__, {
+    "bfkernels": ("EMPTY KING LOWEST_BIT MAX_PIECES OFF_KSQ OFF_OCC OFF_OPP_KSQ OFF_PCS "
+                 "OFF_RESULT OFF_SCORE RECORD_SIZE THEIRS pack"),
+    "bulletformat": "BfWriter BulletFormatError encode_text load_bf read_bf save_bf",
+    "bullettext": "TextFormatError TextWriter format_line format_side read_text side_path",
+    "convert": "ConvertError Filters convert",
+    "labelled_epd": "EpdFormatError EpdWriter read_epd",
+    "records": "MATE_SCORE RESULT_PGN Record check_score fen_ply",
+})

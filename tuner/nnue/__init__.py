@@ -1,11 +1,10 @@
 """The net trainer (`wasp-tune nnue train`): a (768 -> N)x2 -> 1 net trained on the CPU from
 bullet text or bulletformat records, written in bullet's layout for the engine's EvalFile."""
 
-from .data import DataError, is_bf
-from .model import AdamW, FloatNet, Kernels, evaluate, set_threads
-from .train import NETS, Config, Training, read_config, read_history
+from wasp.lazyimport import face
 
-__all__ = [
-    "NETS", "AdamW", "Config", "DataError", "FloatNet", "Kernels", "Training", "evaluate",
-    "is_bf", "read_config", "read_history", "set_threads",
-]
+__all__, __getattr__, __dir__ = face(__name__, {
+    "data": "DataError is_bf",
+    "model": "AdamW FloatNet Kernels evaluate set_threads",
+    "train": "NETS Config Training read_config read_history",
+})

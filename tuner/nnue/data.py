@@ -31,8 +31,8 @@ from tuner.formats import (  # noqa: F401 (the record layout, for the trainer an
 from tuner.formats import RECORD_SIZE as RECORD
 from tuner.formats import THEIRS as OPPONENT
 from tuner.formats import side_path as side_record
+from wasp.nnue.inputs import BLACK, FEATURES, MAX_ACTIVE, WHITE, feature
 
-FEATURES = 768
 NO_FEATURE = FEATURES  # padding in feature lists
 CACHE_SUFFIX = ".bfcache"
 CACHE_MIN_BYTES = 16 << 20  # text files this big or bigger get a cache
@@ -45,11 +45,10 @@ class DataError(ValueError):
 
 @njit(cache=True, nogil=True)
 def board_features(boards, j, stm, ntm, files=0):
-    """Chess768 inputs of record j into stm/ntm (the two perspectives); returns their count.
-
-    From the side to move: 384 * (piece is the opponent's) + 64 * type + square; from the
-    other side: the colours swapped and the square mirrored (square ^ 56). `files` 7 gives
-    the position mirrored left to right (square ^ 7).
+    """Chess768 inputs (`wasp.nnue.inputs.feature`) of record j into stm/ntm, the side to
+    move's and the other side's; returns their count. The record is the side to move's view,
+    so the side to move is White there and its opponent Black. `files` 7 gives the position
+    mirrored left to right (square ^ 7).
     """
     count = 0
     for k in range(8):
@@ -58,13 +57,10 @@ def board_features(boards, j, stm, ntm, files=0):
             sq = (8 * k + LOWEST_BIT[v]) ^ files
             v &= v - 1
             nib = (boards[j, OFF_PCS + (count >> 1)] >> (4 * (count & 1))) & 15
-            piece = 64 * (nib & 7)
-            if nib & OPPONENT:
-                stm[count] = 384 + piece + sq
-                ntm[count] = piece + (sq ^ 56)
-            else:
-                stm[count] = piece + sq
-                ntm[count] = 384 + piece + (sq ^ 56)
+            colour = BLACK if nib & OPPONENT else WHITE
+            piece_type = nib & 7
+            stm[count] = feature(WHITE, colour, piece_type, sq)
+            ntm[count] = feature(BLACK, colour, piece_type, sq)
             count += 1
     return count
 
@@ -106,11 +102,12 @@ def random_records(n, seed=0, pieces=(8, 32), values=(100, 300, 300, 500, 900)):
 
 
 def features(boards):
-    """(stm, ntm, counts): int64 [n, 32] feature lists padded with NO_FEATURE, int64 [n]."""
+    """(stm, ntm, counts): int64 [n, MAX_ACTIVE] feature lists padded with NO_FEATURE, int64
+    [n]."""
     boards = np.ascontiguousarray(boards, dtype=np.uint8).reshape(-1, RECORD)
     n = len(boards)
-    stm = np.full((n, MAX_PIECES), NO_FEATURE, dtype=np.int64)
-    ntm = np.full((n, MAX_PIECES), NO_FEATURE, dtype=np.int64)
+    stm = np.full((n, MAX_ACTIVE), NO_FEATURE, dtype=np.int64)
+    ntm = np.full((n, MAX_ACTIVE), NO_FEATURE, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)
     _all_features(boards, stm, ntm, counts)
     return stm, ntm, counts

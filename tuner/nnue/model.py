@@ -18,11 +18,12 @@ import numpy as np
 from numba import njit, prange
 
 from wasp.nnue import netfile
+from wasp.nnue.inputs import FEATURES, MAX_ACTIVE
 
-from .data import FEATURES, MAX_PIECES, OFF_RESULT, OFF_SCORE, board_features
+from .data import OFF_RESULT, OFF_SCORE, board_features
 
 CHUNKS = 16  # gradient buffers a batch: fixed, so sums do not depend on the threads
-SCALE = 400.0  # eval scale: centipawns = SCALE * o, and the score's sigmoid is of score/SCALE
+SCALE = float(netfile.SCALE)  # centipawns = SCALE * o; the score's sigmoid is of score/SCALE
 PARAMS = ("l0w", "l0b", "l1w", "l1b")
 
 
@@ -50,8 +51,8 @@ def batch_kernel(boards, idx, wdl, l0w, l0b, l1w, l1b, g0w, g0b, g1w, g1b, losse
     hidden = l0b.shape[0]
     size = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        stm = np.empty(MAX_PIECES, dtype=np.int64)
-        ntm = np.empty(MAX_PIECES, dtype=np.int64)
+        stm = np.empty(MAX_ACTIVE, dtype=np.int64)
+        ntm = np.empty(MAX_ACTIVE, dtype=np.int64)
         acc_s = np.empty_like(l0b)
         acc_n = np.empty_like(l0b)
         h_s = np.empty_like(l0b)

@@ -22,6 +22,7 @@ import numpy as np
 
 from wasp.atomicfile import replacing
 from wasp.nnue import netfile
+from wasp.nnue.inputs import FEATURES
 
 from . import data as D
 from .model import AdamW, FloatNet, Kernels, evaluate, set_threads
@@ -371,7 +372,7 @@ class Training:
         split_kind = ("none" if len(self.valid_idx) == 0 else
                       "by game" if self.dataset.games is not None else "contiguous blocks")
         meta = {
-            "architecture": f"(768 -> {cfg.hidden})x2 -> 1, SCReLU, bullet Chess768 inputs",
+            "architecture": f"({FEATURES} -> {cfg.hidden})x2 -> 1, SCReLU, bullet Chess768 inputs",
             "format": f"bullet simple layout, QA {netfile.QA}, QB {netfile.QB}, "
                       f"scale {netfile.SCALE}",
             "hidden": cfg.hidden, "bytes": path.stat().st_size,

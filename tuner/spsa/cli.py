@@ -60,7 +60,7 @@ The match runner's flags, as in wasp-match (see wasp-match --help):
                          from a stale theta too); with -dask give L x M >= the workers' threads
   -draw ... -resign ... -maxmoves N   adjudication; -recover; -log FILE; -config FILE
   -dask ADDRESS          play the pairs as tasks on a Dask scheduler (pip install
-                         "wasp-py[dask]"); the engine command must run on the workers
+                         "wasp-chess[dask]"); the engine command must run on the workers
   -rundir DIR, -dir DIR  run directory (default runs/<timestamp>)
   -resume DIR            go on with the run in DIR (a run killed even by SIGKILL repeats no
                          stored game)

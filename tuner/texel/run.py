@@ -24,17 +24,17 @@ the parameters an uninterrupted one would.
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from testing.rundir import mark
 from wasp import params as P
 from wasp.atomicfile import replacing, write_text
 
 from . import methods as M
 from .objective import Scorer, error, fit_k
 from .positions import load_many
+from .tuningrun import Best, TuningRun
 
 HISTORY_COLUMNS = ["pass", "parameter", "old", "new", "e_train", "e_valid", "time"]
 VALID_FILE = "valid_data.json"  # a SplitRun's validation files
@@ -63,40 +63,6 @@ class RunConfig:
     reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
     min_count: int = 0  # tune only weights counting in this many training positions
     patience: int = 2  # stop after this many passes without a lower validation E (0: never)
-
-
-def _truncate_csv(path, columns, rows):
-    """Keep the header and the first `rows` data rows (rows written after the last checkpoint
-    are dropped: they will be written again)."""
-    if not os.path.exists(path):
-        write_text(path, ",".join(columns) + "\n")
-        return
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    write_text(path, "\n".join(lines[:1 + rows]) + "\n")
-
-
-def _csv_row(values):
-    out = []
-    for v in values:
-        if isinstance(v, float):
-            out.append("" if np.isnan(v) else repr(v))
-        else:
-            out.append(str(v))
-    return ",".join(out)
-
-
-@dataclass
-class Best:
-    """The parameters of the lowest validation E so far (params.txt) and the pass after
-    which they were reached (0: the start)."""
-
-    passes: int
-    e_valid: float
-    W: list
-
-    def to_json(self) -> dict:
-        return {"pass": self.passes, "e_valid": self.e_valid, "W": self.W}
 
 
 @dataclass
@@ -141,7 +107,7 @@ class RunState:
                    leaves_pass=d["leaves_pass"], done=d["done"], K=float(d.get("K", 0.0)),
                    elapsed=d.get("elapsed", 0.0), frequent=d.get("frequent"),
                    start_row=bool(d.get("start_row", False)),
-                   best=None if best is None else Best(best["pass"], best["e_valid"], best["W"]),
+                   best=Best.from_json(best),
                    stale=d.get("stale"), stopped=d.get("stopped", ""),
                    gradient=d.get("gradient", ""))
 
@@ -197,13 +163,16 @@ class _Session:
                 error(self.sc.qsearch_scores(W, self.valid.rows)[0], self.valid.results, self.K))
 
 
-class Run:
+class Run(TuningRun):
     """A run directory; `Run.create(dir, config)` or `Run.open(dir)` (to resume), then `tune()`."""
 
+    CONFIG = RunConfig
+    STATE = RunState
+    LOGS = {"history.csv": HISTORY_COLUMNS, "passes.csv": PASS_COLUMNS}
+    KIND = "tuning"
+
     def __init__(self, run_dir, config, state: RunState):
-        self.dir = str(run_dir)
-        self.config = config
-        self.state = state
+        super().__init__(run_dir, config, state)
         self.K = float(state.K)
         self._train = self._valid = None
 
@@ -211,46 +180,20 @@ class Run:
         return (f"Run({self.dir!r}, method={self.config.method}, pass={self.state.passes}, "
                 f"next={self.state.cursor})")
 
-    # -- files ---------------------------------------------------------------
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+    def rows(self, log):
+        return self.state.history_rows if log == "history.csv" else self.state.pass_rows
 
     @classmethod
     def create(cls, run_dir, config):
-        if os.path.exists(os.path.join(run_dir, "state.json")):
-            raise FileExistsError(f"{run_dir} already holds a run: use --resume or another "
-                                  f"directory")
         if config.method not in M.METHODS:
             raise ValueError(f"unknown method {config.method!r} (one of {', '.join(M.METHODS)})")
         M.select_weights(config.params)  # fail early on a bad pattern
         if config.method in M.DEFAULT_LR and not config.lr:
             config.lr = M.DEFAULT_LR[config.method]  # run.json shows the rate used
-        os.makedirs(run_dir, exist_ok=True)
-        mark(run_dir, TuningReader.KIND)
         W = P.load(config.init) if config.init else P.default_weights()
-        run = cls(run_dir, config, RunState.start(W))
-        run._write_config()
-        _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, 0)
-        _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, 0)
+        run = cls.start(run_dir, config, RunState.start(W))
         run._save()
         return run
-
-    @classmethod
-    def open(cls, run_dir, threads=None):
-        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
-            config = RunConfig(**json.load(f))
-        if threads:
-            config.threads = threads  # the thread count does not change any result
-        with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
-            state = RunState.from_json(json.load(f))
-        run = cls(run_dir, config, state)
-        _truncate_csv(run.path("history.csv"), HISTORY_COLUMNS, state.history_rows)
-        _truncate_csv(run.path("passes.csv"), PASS_COLUMNS, state.pass_rows)
-        return run
-
-    def _write_config(self):
-        write_text(self.path("run.json"), json.dumps(asdict(self.config), indent=2) + "\n")
 
     @property
     def W(self):
@@ -265,48 +208,18 @@ class Run:
         if self.state.best is not None:
             text = P.format_params(np.array(self.state.best.W, dtype=np.int64))
         write_text(self.path("params.txt"), text)
-        write_text(self.path("state.json"), json.dumps(self.state.to_json()) + "\n")
+        self.write_state()
 
-    @property
-    def best_W(self):
-        """The parameters of params.txt: the lowest validation E, or the current ones."""
-        best = self.state.best
-        return self.W if best is None else np.array(best.W, dtype=np.int64)
-
-    def _track_best(self, done, e_valid, log):
-        """After pass `done` (0: the start), keep the parameters if `e_valid` is the lowest
-        validation E so far; count the passes without a gain and stop after `patience`."""
-        if not np.isfinite(e_valid):  # no validation set: params.txt follows the run
-            return
-        st = self.state
-        best = st.best
-        if best is None or e_valid < best.e_valid:
-            st.best = Best(done, float(e_valid), [int(v) for v in self.W])
-            st.stale = 0
-            return
-        st.stale = (st.stale or 0) + 1
-        log(f"validation E {e_valid:.6f} is above its lowest, {best.e_valid:.6f} after pass "
-            f"{best.passes} ({st.stale} pass{'es' if st.stale > 1 else ''}"
-            f" without a gain: fitting the training set's noise)")
-        patience = self.config.patience
-        if patience and st.stale >= patience:
-            st.done = True
-            st.stopped = "patience"
-            log(f"stopping: {st.stale} passes without a lower validation E "
-                f"(-patience {patience}); params.txt holds pass {best.passes}'s parameters, "
-                f"params-last.txt the last ones")
-
-    def _append(self, name, values):
-        with open(self.path(name), "a", encoding="utf-8") as f:
-            f.write(_csv_row(values) + "\n")
+    def _keep_best(self, done, e_valid, log):
+        self.keep_best(done, e_valid, [int(v) for v in self.W], log)
 
     def _history_row(self, s: _Session, passes, parameter, old, new, e_train, e_valid):
-        self._append("history.csv", [passes, parameter, old, new, e_train, e_valid,
+        self.append("history.csv", [passes, parameter, old, new, e_train, e_valid,
                                      s.seconds()])
         self.state.history_rows += 1
 
     def _pass_row(self, s: _Session, passes, moved, e_train, e_valid, eq_train, eq_valid):
-        self._append("passes.csv", [passes, moved, e_train, e_valid, eq_train, eq_valid,
+        self.append("passes.csv", [passes, moved, e_train, e_valid, eq_train, eq_valid,
                                     s.seconds()])
         self.state.pass_rows += 1
 
@@ -329,16 +242,7 @@ class Run:
     def tune(self, progress=True, log=print):
         """Run passes until no parameter moves, max_passes or `patience` passes without a lower
         validation E, holding the run's lock; returns the parameters of params.txt."""
-        from testing.runlock import RunBusy, RunLock
-
-        try:
-            lock = RunLock(self.dir).acquire()
-        except RunBusy as e:
-            raise ValueError(str(e)) from None
-        try:
-            return self._tune(progress, log)
-        finally:
-            lock.release()
+        return self.locked(lambda: self._tune(progress, log))
 
     def _tune(self, progress=True, log=print):
         """Run passes until no parameter moves, max_passes or `patience` passes without a lower
@@ -378,7 +282,7 @@ class Run:
                 q, _ = sc.qsearch_scores(self.W, train.rows)
                 self.K = fit_k(q, train.results)
             c.k = self.K
-            self._write_config()
+            self.write_config()
             self._save()
             log(f"K = {self.K:.6f}")
         gradient = c.method in (M.ADAM, M.ADAGRAD)
@@ -434,7 +338,7 @@ class Run:
         eq_v = error(s.q_start[1], s.valid.results, s.K)
         self._pass_row(s, 0, 0, e_t, e_v, eq_t, eq_v)
         self.state.start_row = True
-        self._track_best(0, eq_v, log)
+        self._keep_best(0, eq_v, log)
         self._save()
         log(f"start: E train {e_t:.6f} valid {e_v:.6f} (qsearch {eq_t:.6f} / {eq_v:.6f})")
 
@@ -544,7 +448,7 @@ class Run:
         st.moved = 0
         if moved == 0:
             st.done = True
-        self._track_best(p + 1, eq_v, log)
+        self._keep_best(p + 1, eq_v, log)
         st.elapsed = time.time() - s.t_start
         self._save()
 

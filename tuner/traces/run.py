@@ -16,18 +16,19 @@ over `tuner.texel.sparse.gradient`, the coordinate steps `tuner.texel.methods.tu
   written after every pass, so ``-resume`` goes on from the last one.
 """
 
-import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from tuner.texel import (
     ADAM,
     BINARY,
+    Best,
     GradientState,
     LinearObjective,
+    TuningRun,
     error,
     fit_k,
     gradient_epoch,
@@ -80,89 +81,71 @@ def same_terms(a, b):
                          f"must list the same terms in the same order)")
 
 
-class TraceRun:
+@dataclass
+class TraceState:
+    """Where a trace run stands: state.json, replaced atomically after every pass."""
+
+    W: list | None = None  # the current values (float), None before the first pass
+    passes: int = 0
+    done: bool = False
+    K: float = 0.0
+    lr: float = 1.0
+    elapsed: float = 0.0  # tuning seconds, over every session of the run
+    stale: int = 0  # passes since the lowest validation E
+    best: Best | None = None
+    stopped: str = ""  # "patience" when the run stopped for it
+    adam: str = ""  # Adam's last checkpoint (adam-<pass>.npz)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "TraceState":
+        return cls(W=d["W"], passes=d["pass"], done=d["done"], K=d["K"], lr=d["lr"],
+                   elapsed=d["elapsed"], stale=d["stale"], best=Best.from_json(d["best"]),
+                   stopped=d.get("stopped", ""), adam=d.get("adam", ""))
+
+    def to_json(self) -> dict:
+        d = {"pass": self.passes, "done": self.done, "K": self.K, "W": self.W, "lr": self.lr,
+             "elapsed": self.elapsed, "stale": self.stale,
+             "best": None if self.best is None else self.best.to_json()}
+        if self.adam:
+            d["adam"] = self.adam
+        if self.stopped:
+            d["stopped"] = self.stopped
+        return d
+
+
+class TraceRun(TuningRun):
     """A trace tuning run: `TraceRun.create(dir, config)` or `TraceRun.open(dir)`, then
     `tune(train, valid)` with the parsed traces (`tuner.traces.tracefile.read_trace`)."""
 
-    def __init__(self, run_dir, config, state):
-        self.dir = str(run_dir)
-        self.config = config
-        self.state = state
+    CONFIG = TraceConfig
+    STATE = TraceState
+    LOGS = {"passes.csv": PASS_COLUMNS}
 
     def __repr__(self):
-        return (f"TraceRun({self.dir!r}, method={self.config.method}, "
-                f"pass={self.state['pass']})")
+        return f"TraceRun({self.dir!r}, method={self.config.method}, pass={self.state.passes})"
 
-    def path(self, name):
-        return os.path.join(self.dir, name)
+    def rows(self, log):
+        return self.state.passes + 1  # pass 0, the start values, then one row a pass
 
     @classmethod
     def create(cls, run_dir, config):
-        if os.path.exists(os.path.join(run_dir, "state.json")):
-            raise FileExistsError(f"{run_dir} already holds a run: use -resume {run_dir} or "
-                                  f"another directory")
         if config.method not in TRACE_METHODS:
             raise ValueError(f"unknown method {config.method!r} (one of "
                              f"{', '.join(TRACE_METHODS)})")
-        os.makedirs(run_dir, exist_ok=True)
-        state = {"pass": 0, "done": False, "K": float(config.k), "W": None, "lr": config.lr,
-                 "elapsed": 0.0, "stale": 0, "best": None}
-        run = cls(run_dir, config, state)
-        run._write_config()
-        write_text(run.path("passes.csv"), ",".join(PASS_COLUMNS) + "\n")
-        return run
-
-    @classmethod
-    def open(cls, run_dir, threads=None):
-        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
-            config = TraceConfig(**json.load(f))
-        if threads:
-            config.threads = threads  # no result depends on it
-        with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
-            state = json.load(f)
-        run = cls(run_dir, config, state)
-        with open(run.path("passes.csv"), encoding="utf-8") as f:  # rows after the checkpoint
-            lines = f.read().splitlines()
-        write_text(run.path("passes.csv"), "\n".join(lines[:1 + state["pass"] + 1]) + "\n")
-        return run
-
-    def _write_config(self):
-        write_text(self.path("run.json"), json.dumps(asdict(self.config), indent=2) + "\n")
+        return cls.start(run_dir, config, TraceState(K=float(config.k), lr=config.lr))
 
     def _save(self, trace):
         st = self.state
-        W = np.array(st["W"])
+        W = np.array(st.W)
         fl = self.config.as_float
         write_text(self.path("params-last.txt"), trace.terms_text(W, fl))
-        best = W if st["best"] is None else np.array(st["best"]["W"])
+        best = W if st.best is None else np.array(st.best.W)
         write_text(self.path("params.txt"), trace.terms_text(best, fl))
-        write_text(self.path("state.json"), json.dumps(st) + "\n")
+        self.write_state()
 
     def _values(self, wf):
         """The weights as they are written: rounded unless -float."""
         return np.asarray(wf, float) if self.config.as_float else np.rint(wf)
-
-    def _track_best(self, p, e_valid, log):
-        st = self.state
-        if not np.isfinite(e_valid):
-            return
-        best = st["best"]
-        if best is None or e_valid < best["e_valid"]:
-            st["best"] = {"pass": p, "e_valid": float(e_valid), "W": list(st["W"])}
-            st["stale"] = 0
-            return
-        st["stale"] += 1
-        log(f"validation E {e_valid:.6f} is above its lowest, {best['e_valid']:.6f} after pass "
-            f"{best['pass']} ({st['stale']} without a gain)")
-        if self.config.patience and st["stale"] >= self.config.patience:
-            st["done"] = True
-            log(f"stopping: {st['stale']} passes without a lower validation E; params.txt "
-                f"holds pass {best['pass']}'s values, params-last.txt the last ones")
-
-    @property
-    def best_W(self):
-        st = self.state
-        return np.array(st["W"] if st["best"] is None else st["best"]["W"])
 
     def tune(self, train, valid=None, progress=True, log=print):
         """Run passes until nothing moves, the pass limit or `patience` passes without a lower
@@ -177,24 +160,24 @@ class TraceRun:
         if valid is not None:
             same_terms(train, valid)
         indices = select_trace_weights(train, c.params)
-        if st["W"] is None:
-            st["W"] = [float(v) for v in train.start_weights()]
+        if st.W is None:
+            st.W = [float(v) for v in train.start_weights()]
         W0 = train.start_weights()
-        if not st["K"]:
-            st["K"] = float(c.k) if c.k else fit_k(train.scores(W0), train.results)
-            c.k = st["K"]
-            self._write_config()
-            log(f"K = {st['K']:.6f}")
-        K = st["K"]
-        t_start = time.time() - st["elapsed"]
+        if not st.K:
+            st.K = float(c.k) if c.k else fit_k(train.scores(W0), train.results)
+            c.k = st.K
+            self.write_config()
+            log(f"K = {st.K:.6f}")
+        K = st.K
+        t_start = time.time() - st.elapsed
 
         def e_of(trace, W):
             return np.nan if trace is None else error(trace.scores(W), trace.results, K)
 
-        if st["pass"] == 0:
+        if st.passes == 0:
             e_t, e_v = e_of(train, W0), e_of(valid, W0)
-            self._append([0, 0, e_t, e_v, c.lr, 0.0])
-            self._track_best(0, e_v, log)
+            self.append("passes.csv", [0, 0, e_t, e_v, c.lr, 0.0])
+            self.keep_best(0, e_v, st.W, log)
             self._save(train)
             log(f"start: E train {e_t:.6f}" + (f" valid {e_v:.6f}" if valid else ""))
         mask = np.zeros(train.n_weights, dtype=bool)
@@ -202,23 +185,23 @@ class TraceRun:
         gstate = None
         obj = None
         passes = c.passes()
-        bar = tqdm(total=passes, initial=st["pass"], desc=f"trace {c.method}", unit="pass",
+        bar = tqdm(total=passes, initial=st.passes, desc=f"trace {c.method}", unit="pass",
                    disable=not progress)
-        while not st["done"] and st["pass"] < passes:
-            p = st["pass"] + 1
-            W = np.array(st["W"])
+        while not st.done and st.passes < passes:
+            p = st.passes + 1
+            W = np.array(st.W)
             if c.method == ADAM:
                 if gstate is None:
                     gstate = GradientState(W, ADAM, c.lr)
-                    if st.get("adam"):
-                        with np.load(self.path(st["adam"])) as z:
+                    if st.adam:
+                        with np.load(self.path(st.adam)) as z:
                             gstate.restore(z)
-                gstate.lr = st["lr"]
+                gstate.lr = st.lr
                 for _ in range(c.epochs):
                     gradient_epoch(gstate, train.linear, train.results, K, mask, 0)
                 W_new = gstate.wf.copy()
-                previous, st["adam"] = st.get("adam"), f"adam-{p}.npz"
-                with replacing(self.path(st["adam"]), ".npz") as tmp:
+                previous, st.adam = st.adam, f"adam-{p}.npz"
+                with replacing(self.path(st.adam), ".npz") as tmp:
                     np.savez(tmp, **gstate.arrays())
             else:
                 Wi = np.rint(W).astype(np.int64)
@@ -235,15 +218,15 @@ class TraceRun:
                 W_new = Wi.astype(np.float64)
             before, after = self._values(W), self._values(W_new)
             moved = int(np.sum(np.abs(after - before) > (1e-2 if c.as_float else 0.5)))
-            st["W"] = [float(v) for v in W_new]
+            st.W = [float(v) for v in W_new]
             Wv = after
             e_t, e_v = e_of(train, Wv), e_of(valid, Wv)
-            st["pass"] = p
-            st["elapsed"] = time.time() - t_start
-            self._append([p, moved, e_t, e_v, st["lr"], round(st["elapsed"], 3)])
-            self._track_best(p, e_v, log)
+            st.passes = p
+            st.elapsed = time.time() - t_start
+            self.append("passes.csv", [p, moved, e_t, e_v, st.lr, round(st.elapsed, 3)])
+            self.keep_best(p, e_v, st.W, log)
             if moved == 0:
-                st["done"] = True
+                st.done = True
                 log(f"pass {p}: no weight moved: converged")
             self._save(train)
             if c.method == ADAM and previous and os.path.exists(self.path(previous)):
@@ -252,14 +235,6 @@ class TraceRun:
             bar.set_postfix(E=f"{e_t:.6f}", moved=moved)
         bar.close()
         return self.best_W
-
-    def _append(self, values):
-        out = []
-        for v in values:
-            out.append("" if isinstance(v, float) and np.isnan(v) else
-                       (repr(float(v)) if isinstance(v, float) else str(v)))
-        with open(self.path("passes.csv"), "a", encoding="utf-8") as f:
-            f.write(",".join(out) + "\n")
 
 
 def moved_most(trace, W, count=10):

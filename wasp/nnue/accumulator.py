@@ -17,7 +17,8 @@ changes more than four rows and the incremental update is always the cheaper one
 import numpy as np
 from numba import njit
 
-from wasp.nnue.netfile import INPUTS, Net
+from wasp.nnue.inputs import FEATURES, PIECE_TYPES, feature
+from wasp.nnue.netfile import Net
 from wasp.types import (
     CASTLING_ROOK,
     EMPTY,
@@ -51,7 +52,7 @@ STACK = MAX_HISTORY + 1  # one entry for every position a history can hold
 def offsets(hidden: int):
     """(l0w, l0b, l1w, acc, size) slot offsets of NN for a net of `hidden` neurons."""
     l0w = NN_HEADER
-    l0b = l0w + INPUTS * hidden
+    l0b = l0w + FEATURES * hidden
     l1w = l0b + hidden
     acc = -(-(l1w + 2 * hidden) // ACC_ALIGN) * ACC_ALIGN
     return l0w, l0b, l1w, acc, acc + STACK * 2 * hidden
@@ -87,24 +88,22 @@ def nn_array(net: Net | None) -> np.ndarray:
 def acc_offset(NN, ply):
     """Slot of the accumulators (White's, then Black's) of the position after `ply` moves."""
     n = np.int64(NN[NN_HIDDEN])
-    l1w = NN_HEADER + (INPUTS + 1) * n
+    l1w = NN_HEADER + (FEATURES + 1) * n
     return ((l1w + 2 * n + ACC_ALIGN - 1) // ACC_ALIGN) * ACC_ALIGN + ply * 2 * n
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _row(n, perspective, piece, sq):
     """Slot of the l0w row of `piece` (colour * 6 + type) on `sq` as `perspective` sees it."""
-    colour = 1 if piece >= 6 else 0
-    relative = sq if perspective == WHITE else sq ^ 56
-    feature = 384 * (1 if colour != perspective else 0) + 64 * (piece - 6 * colour) + relative
-    return NN_HEADER + feature * n
+    colour = 1 if piece >= PIECE_TYPES else 0
+    return NN_HEADER + feature(perspective, colour, piece - PIECE_TYPES * colour, sq) * n
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def acc_refresh(S, NN):
     """The accumulators of the current position from its pieces."""
     n = np.int64(NN[NN_HIDDEN])
-    l0b = NN_HEADER + INPUTS * n
+    l0b = NN_HEADER + FEATURES * n
     base = acc_offset(NN, S.st[ST_PLY])
     for p in range(2):
         dst = base + p * n

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-INPUTS = 768
+from wasp.nnue.inputs import FEATURES
+
 QA = 255  # the accumulator's scale: l0w, l0b
 QB = 64  # the output weights' scale: l1w
 SCALE = 400  # the output in centipawns = net * SCALE
@@ -21,17 +22,17 @@ WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output i
 
 def file_size(hidden: int) -> int:
     """Bytes of a net with `hidden` neurons a perspective."""
-    raw = 2 * ((INPUTS + 3) * hidden + 1)
+    raw = 2 * ((FEATURES + 3) * hidden + 1)
     return -(-raw // ALIGN) * ALIGN
 
 
 def hidden_size(size: int) -> int:
     """N from a file's size; ValueError when no N gives that size."""
-    n = max(1, (size - ALIGN) // (2 * (INPUTS + 3)))
+    n = max(1, (size - ALIGN) // (2 * (FEATURES + 3)))
     for hidden in (n, n + 1):
         if file_size(hidden) == size:
             return hidden
-    raise ValueError(f"{size} bytes is no (768 -> N)x2 -> 1 net in bullet's layout "
+    raise ValueError(f"{size} bytes is no ({FEATURES} -> N)x2 -> 1 net in bullet's layout "
                      f"(N = 128 would be {file_size(128)} bytes)")
 
 
@@ -49,7 +50,7 @@ class Net:
         return self.l0b.shape[0]
 
     def __repr__(self):
-        return f"<Net 768->{self.hidden}x2->1 l1b={self.l1b}>"
+        return f"<Net {FEATURES}->{self.hidden}x2->1 l1b={self.l1b}>"
 
 
 def looks_like_net(path) -> bool:
@@ -76,8 +77,8 @@ def read(path) -> Net:
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     values = np.frombuffer(data, dtype="<i2").astype(np.int16)
-    n0 = INPUTS * hidden
-    l0w = values[:n0].reshape(INPUTS, hidden).copy()
+    n0 = FEATURES * hidden
+    l0w = values[:n0].reshape(FEATURES, hidden).copy()
     l0b = values[n0:n0 + hidden].copy()
     l1w = values[n0 + hidden:n0 + 3 * hidden].copy()
     l1b = int(values[n0 + 3 * hidden])
@@ -96,7 +97,7 @@ def quantise(l0w, l0b, l1w, l1b) -> Net:
 def write(net: Net, path) -> None:
     """Write `net` in the layout, zero-padded to a multiple of 64 bytes."""
     hidden = net.hidden
-    if net.l0w.shape != (INPUTS, hidden) or net.l1w.shape != (2 * hidden,):
+    if net.l0w.shape != (FEATURES, hidden) or net.l1w.shape != (2 * hidden,):
         raise ValueError(f"inconsistent net shapes: l0w {net.l0w.shape}, l1w {net.l1w.shape}")
     values = np.concatenate([net.l0w.ravel(), net.l0b, net.l1w, [net.l1b]]).astype("<i2")
     data = values.tobytes()

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 
 from wasp.nnue.accumulator import NN_HEADER, NN_HIDDEN, NN_L1B, acc_offset, acc_refresh
-from wasp.nnue.netfile import INPUTS, QA, QB, SCALE
+from wasp.nnue.inputs import FEATURES
+from wasp.nnue.netfile import QA, QB, SCALE
 from wasp.types import ST_PLY, ST_SIDE
 
 
@@ -38,7 +39,7 @@ def forward(NN, ply, stm):
     """The net's output in centipawns for side `stm` to move, from the accumulators of the
     position after `ply` moves."""
     n = np.int64(NN[NN_HIDDEN])
-    l1w = NN_HEADER + (INPUTS + 1) * n
+    l1w = NN_HEADER + (FEATURES + 1) * n
     acc = acc_offset(NN, ply)
     us = acc + stm * n
     them = acc + (1 - stm) * n

@@ -1,11 +1,14 @@
-"""Training data: bullet text and .bf records, Chess768 features, bad lines, cache, game record."""
+"""Training data: bullet text and .bf records, Chess768 features (the engine's accumulator's),
+bad lines, cache, game record."""
+
+import random
 
 import chess
 import numpy as np
 import pytest
 
 from tuner.nnue import data as D
-from wasp.nnue.inputs import BLACK, WHITE, feature
+from wasp.nnue.inputs import BLACK, FEATURES, MAX_ACTIVE, WHITE, feature
 
 LINES = [
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 12, "0.5"),
@@ -44,6 +47,57 @@ def test_text_records_give_bullets_chess768_features_scores_and_results(text_fil
         value = float(result.strip("[]").replace("1/2", "0.5"))
         assert D.scores(boards)[j] == (score if white else -score)
         assert D.results(boards)[j] == (value if white else 1 - value)
+
+
+def _random_game_fens(seed, plies=160, every=5):
+    """Positions of a random game (seeded), every `every` plies: castling, promotions and
+    captures come up, and both sides to move."""
+    rng = random.Random(seed)
+    board = chess.Board()
+    fens = []
+    for ply in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+        if ply % every == 0:
+            fens.append(board.fen())
+    return fens
+
+
+def test_the_trainers_features_are_the_engines_accumulator_features(tmp_path):
+    """Through their faces: the records' feature lists (tuner.nnue.data.features) and the
+    features an engine accumulator sums (acc_refresh on a net whose l0w is the identity, so
+    each accumulator counts its features), side to move's and other side's, are the same sets."""
+    from wasp.board import Position
+    from wasp.nnue import netfile
+    from wasp.nnue.accumulator import acc_offset, acc_refresh, nn_array
+    from wasp.types import ST_PLY, ST_SIDE
+
+    identity = netfile.Net(np.eye(FEATURES, dtype=np.int16), np.zeros(FEATURES, np.int16),
+                           np.zeros(2 * FEATURES, np.int16), 0)
+    NN = nn_array(identity)
+    fens = [fen for fen, _, _ in LINES] + [f for seed in range(4) for f in _random_game_fens(seed)]
+    assert any(" b " in fen for fen in fens) and any(" w " in fen for fen in fens)
+    path = tmp_path / "positions.txt"
+    path.write_text("".join(f"{fen} | 0 | 0.5\n" for fen in fens))
+    stm, ntm, counts = D.features(D.parse_text(path))
+    for j, fen in enumerate(fens):
+        S = Position(fen).S
+        acc_refresh(S, NN)
+        a = acc_offset(NN, S.st[ST_PLY])
+        side = int(S.st[ST_SIDE])
+        accumulators = NN[a:a + FEATURES], NN[a + FEATURES:a + 2 * FEATURES]  # White, Black
+        for ours, perspective in ((stm, side), (ntm, 1 - side)):
+            engine = accumulators[perspective]
+            assert set(engine) <= {0, 1}, fen
+            assert sorted(ours[j, :counts[j]]) == np.flatnonzero(engine).tolist(), fen
+
+
+def test_a_records_pieces_fit_the_feature_lists():
+    assert D.MAX_PIECES <= MAX_ACTIVE
+    _, _, counts = D.features(D.random_records(50, seed=2, pieces=(32, 32)))
+    assert (counts == 32).all()
 
 
 def test_records_follow_bulletformat_layout(text_file):

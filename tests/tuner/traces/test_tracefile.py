@@ -141,7 +141,7 @@ def test_planted_weights_from_drawn_results_within_sampling_noise(tmp_path):
     tr, run, W = _tune(path, tmp_path, M.ADAM, lr=2.0, epochs=200, max_passes=20)
     # K fitted with start values near the planted ones; 40,000 win/loss results pin a weight
     # to about 5-10 cp (one standard error, more along a term's opening/endgame valley)
-    assert abs(run.state["K"] - 1.0) < 0.1
+    assert abs(run.state.K - 1.0) < 0.1
     assert np.abs(W - Wp).mean() < 8 and np.abs(W - Wp).max() < 25
 
 
@@ -165,7 +165,7 @@ def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path):
                                                           max_passes=1, epochs=20))
     part.tune(tr, progress=False, log=lambda *_: None)
     part.config.max_passes = 3
-    part._write_config()
+    part.write_config()
     again = TraceRun.open(tmp_path / "part")
     W2 = again.tune(tr, progress=False, log=lambda *_: None)
     assert np.array_equal(W1, W2)
@@ -184,8 +184,8 @@ def test_validation_keeps_the_values_of_the_lowest_validation_error(tmp_path):
     rows = list(csv.DictReader(open(os.path.join(run.dir, "passes.csv"))))
     ev = [float(r["e_valid"]) for r in rows]
     best = int(np.argmin(ev))
-    assert run.state["best"]["pass"] == best
-    assert np.array_equal(W, np.array(run.state["best"]["W"]))
+    assert run.state.best.passes == best
+    assert np.array_equal(W, np.array(run.state.best.W))
 
 
 def test_board_api_writes_a_trace_the_check_accepts(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import DATA
 from tuner.cli import main
-from tuner.texel import wasp_terms
+from tuner.texel.waspterms import wasp_terms
 from tuner.traces.tracefile import check_trace, read_terms, read_trace
 from wasp import params as P
 
