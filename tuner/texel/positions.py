@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wasp.atomicfile import replacing
-from wasp.epd import parse_line
+from wasp.epd import numbered_lines, parse_line
 
 from .rows import NO_EP, R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
 
@@ -192,19 +192,15 @@ def load_epd(path, skip_bad=False, validate=True) -> PositionSet:
     """Positions and results of an EPD file (see the module docstring for the result forms)."""
     rows, results, bad = [], [], []
     lines = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            try:
-                row, r = parse_epd_line(s)
-            except ValueError as e:
-                _bad_line(path, lineno, e, line, skip_bad, bad)
-                continue
-            rows.append(row)
-            results.append(r)
-            lines.append((lineno, line))
+    for lineno, line in numbered_lines(path):
+        try:
+            row, r = parse_epd_line(line)
+        except ValueError as e:
+            _bad_line(path, lineno, e, line, skip_bad, bad)
+            continue
+        rows.append(row)
+        results.append(r)
+        lines.append((lineno, line))
     return _position_set(path, rows, results, lines, bad, skip_bad, validate)
 
 
@@ -380,3 +376,18 @@ def load(path, skip_bad=False, skip_plies=8, cache_dir=None, use_cache=True) -> 
 def load_many(paths, **kwargs) -> PositionSet:
     """Load and concatenate several files."""
     return PositionSet.concat(load(p, **kwargs) for p in paths)
+
+
+def load_set(paths, skip_bad=False, skip_plies=8, limit=0) -> PositionSet:
+    """The positions of `paths` (`load_many`), the first `limit` of them when given, as the
+    tools' command lines take a labelled set: DataError naming a bad line (with the flag that
+    skips it) or saying that none is left."""
+    try:
+        ps = load_many(paths, skip_bad=skip_bad, skip_plies=skip_plies)
+    except DataError as e:
+        raise DataError(f"{e} (use -skip-bad to skip bad lines)") from None
+    if limit:
+        ps = ps.subset(slice(0, limit))
+    if len(ps) == 0:
+        raise DataError(f"no positions in {', '.join(map(str, paths))}")
+    return ps
