@@ -7,7 +7,7 @@ picks one.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .process import EngineCrashed, EngineError, EngineProcess, EngineTimeout, Logger, Recording
 
@@ -24,8 +24,26 @@ class EngineUnsupported(EngineCrashed):
     """The engine cannot play the run's variant (no UCI_Chess960, no xboard fischerandom)."""
 
 
+@dataclass(kw_only=True)
+class SearchFigures:
+    """What an engine said of its search beside its move (UCI `info`, xboard's thinking
+    output), each None when it did not say: the search's result carries them, and so does
+    each move of a game's record."""
+
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    hashfull: int | None = None
+    tbhits: int | None = None
+    pv: str | None = None
+
+    def figures(self) -> dict:
+        """The figures alone, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(SearchFigures)}
+
+
 @dataclass
-class SearchResult:
+class SearchResult(SearchFigures):
     move: str
     elapsed: float  # seconds from `go` to the move, measured by the runner
     score: int | None = None  # centipawns from the mover's view
@@ -33,12 +51,6 @@ class SearchResult:
     depth: int | None = None
     ponder: str | None = None
     resign: bool = False
-    seldepth: int | None = None
-    nodes: int | None = None
-    nps: int | None = None
-    hashfull: int | None = None
-    tbhits: int | None = None
-    pv: str | None = None
 
 
 @dataclass

@@ -59,10 +59,18 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return super()._format_action_invocation(action)
 
 
+def _dest(names):
+    """argparse's dest for the names as written (the first --name, else the first), so an
+    added spelling (-o -> --o beside --output) does not rename the value."""
+    name = next((n for n in names if n.startswith("--")), names[0])
+    return name.lstrip("-").replace("-", "_")
+
+
 def _add_both(container, add):
     """`add` (a container's add_argument) registering both spellings of every flag."""
     def add_argument(*names, **kwargs):
         if names and names[0].startswith("-"):
+            kwargs.setdefault("dest", _dest(names))
             names = spellings(names, container._option_string_actions)
         return add(*names, **kwargs)
     return add_argument

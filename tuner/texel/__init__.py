@@ -6,6 +6,7 @@ shares (`TuningRun`)."""
 from wasp.lazyimport import face
 
 __all__, __getattr__, __dir__ = face(__name__, {
+    "cli": "add_set_flags",
     "kernels": "unpack_row",
     "methods": ("ADAM BINARY METHODS GradientState gradient_epoch select_matching select_weights "
                "tune_parameter"),
