@@ -24,7 +24,10 @@ from dataclasses import dataclass
 
 import chess
 
-from .engine import EngineConfig, _parse_features, kill_process, parse_option
+from .engine import EngineConfig
+from .process import kill_process
+from .uci import parse_option
+from .xboard import parse_features
 
 GRACE = 2.0  # seconds past a limit before an answer counts as late
 SEARCH_TIMEOUT = 30.0  # seconds for any bounded search to answer
@@ -601,7 +604,7 @@ class XboardChecker(Checker):
             if not line.startswith("feature "):
                 continue
             replies = []
-            for key, value in _parse_features(line[8:]):
+            for key, value in parse_features(line[8:]):
                 if not key or " " in key:
                     raise Failed(f"malformed feature {key!r}", line)
                 if key == "done":

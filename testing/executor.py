@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_connections
 
 from .config import MatchConfig
-from .engine import Logger
+from .process import Logger
 from .worker import EngineSet, EngineStartError, PairError, PairTask, play_pair
 
 PASSED_ENV = ("NUMBA_CACHE_DIR",)  # the client's environment the engines on workers get

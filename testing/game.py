@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from .engine import UNLIMITED_MOVE_TIMEOUT, Engine, EngineCrashed, EngineError, Limits
+from .driver import UNLIMITED_MOVE_TIMEOUT, Engine, Limits
 from .openings import Opening
+from .process import EngineCrashed, EngineError
 from .tablebase import TablebaseAdjudication
 from .tablebase import adjudicate as tablebase_result
 from .timecontrol import Clock

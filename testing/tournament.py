@@ -10,10 +10,10 @@ import threading
 import time
 
 from .config import MatchConfig
-from .engine import Logger
 from .enginestats import EngineTally, quantile
 from .executor import stop_on_sigterm
 from .openings import OpeningBook, OpeningSequence
+from .process import Logger
 from .schedule import PairSpec, make_schedule
 from .store import SUMMARY_NAME, RunStore
 from .tablebase import TERMINATION as TB_TERMINATION

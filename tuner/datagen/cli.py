@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, UsageError, fail, file_problem
+from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 EXAMPLES = """examples:
   wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000 -concurrency 2
@@ -106,19 +106,6 @@ class _Usage(Exception):
     pass
 
 
-def engine_dict(tokens: list[str], nodes: int) -> dict:
-    """`-engine KEY=VALUE ...` as an EngineConfig dict (its command looked up), searching
-    at `nodes` a move; UsageError (exit 2) for a bad item."""
-    from testing.args import engine_config, parse_args
-
-    raw = parse_args(["-engine", *tokens])["engines"][0]
-    for key in ("tc", "st", "nodes", "depth", "proto"):
-        if key in raw and not (key == "proto" and raw[key] == "uci"):
-            raise UsageError(f"-engine: {key}= does not apply: datagen plays UCI engines at "
-                             f"'go nodes -nodes'")
-    return engine_config(0, {**raw, "nodes": str(nodes)}, {}).to_dict()
-
-
 def main(argv=None) -> int:
     from testing.executor import ExecutorError
 
@@ -130,6 +117,7 @@ def main(argv=None) -> int:
         check_engine_starts,
         describe_stats,
         generate,
+        uci_engine,
     )
 
     prog = "wasp-tune datagen"
@@ -176,7 +164,7 @@ def main(argv=None) -> int:
             try:
                 config.check()
                 if args.engine is not None:
-                    config.uci = engine_dict(args.engine, args.nodes)
+                    config.uci = uci_engine(args.engine, args.nodes)
             except ValueError as e:  # a bad setting or -engine item (UsageError)
                 raise _Usage(e) from None
             if config.uci:

@@ -232,7 +232,7 @@ class UciMover:
         self.engines.get(side).new_game(None, side == 0)
 
     def search(self, side: int, pos, history, nodes: int) -> Move:
-        from testing.engine import Limits
+        from testing.driver import Limits
         from wasp.board import IllegalMoveError
 
         start, moves = history
@@ -257,10 +257,29 @@ class UciMover:
         self.engines.after_game(1)
 
 
+def uci_engine(tokens: list[str], nodes: int) -> dict:
+    """``-engine KEY=VALUE ...`` items (``wasp-match``'s) as the `uci` of a DatagenConfig: the
+    engine's settings (its command looked up) searching `nodes` a move. UsageError (exit 2) for
+    a bad item, or for one datagen sets itself (tc=, st=, nodes=, depth=, a proto other than
+    uci)."""
+    import testing
+    from wasp.exitcodes import UsageError
+
+    engine = testing.read_engine(tokens, [f"nodes={nodes}"])
+    for key, given in (("tc", engine.tc is not None), ("st", engine.st is not None),
+                       ("nodes", engine.nodes != nodes), ("depth", engine.depth is not None),
+                       ("proto", engine.proto != "uci")):
+        if given:
+            raise UsageError(f"-engine: {key}= does not apply: datagen plays UCI engines at "
+                             f"'go nodes -nodes'")
+    return engine.to_dict()
+
+
 def check_engine_starts(engine: dict) -> str:
     """Start a UCI engine (an `EngineConfig` dict) once and quit it: its name, or
     RuntimeError saying why it cannot play."""
-    from testing.engine import EngineConfig, EngineError, make_engine
+    from testing.engine import EngineConfig, make_engine
+    from testing.process import EngineError
 
     e = make_engine(EngineConfig.from_dict(engine))
     try:
