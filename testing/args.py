@@ -12,6 +12,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from wasp.cliargs import is_number
+
 from .config import (
     InputError,
     MatchConfig,
@@ -195,15 +197,7 @@ def _pgn_options(v) -> tuple[str | None, PgnOptions]:
 
 
 def is_flag(tok: str) -> bool:
-    return tok.startswith("-") and "=" not in tok and not _is_number(tok)
-
-
-def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-        return True
-    except ValueError:
-        return False
+    return tok.startswith("-") and "=" not in tok and not is_number(tok)
 
 
 def _engine_items(flag: str, items: list[tuple[str, str]]) -> dict:

@@ -107,7 +107,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if hasattr(namespace, _UNKNOWN_IN):
             delattr(namespace, _UNKNOWN_IN)
         if extras:
-            flags = [a for a in extras if a.startswith("-") and not _is_number(a)]
+            flags = [a for a in extras if a.startswith("-") and not is_number(a)]
             what = f"unknown flag {flags[0]!r}" if flags else f"unexpected argument {extras[0]!r}"
             _exit_with(prog, f"{what} (see {prog} --help)")
         return namespace
@@ -116,9 +116,11 @@ class ArgumentParser(argparse.ArgumentParser):
         _exit_with(self.prog, message)
 
 
-def _is_number(text):
+def is_number(text, kind=float) -> bool:
+    """Whether `text` reads as a `kind` (float or int): a negative number is a value, not a
+    flag."""
     try:
-        float(text)
+        kind(text)
         return True
     except ValueError:
         return False

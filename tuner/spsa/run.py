@@ -480,12 +480,10 @@ class SpsaReader:
 
     def updated(self) -> float:
         """When the run last wrote (its store or params.csv), 0.0 if never."""
+        from testing.rundir import last_write
         from testing.store import DB_NAME
 
-        names = (DB_NAME, DB_NAME + "-wal", PARAMS_CSV)
-        times = [os.path.getmtime(p) for p in (os.path.join(self.rundir, n) for n in names)
-                 if os.path.exists(p)]
-        return max(times, default=0.0)
+        return last_write(self.rundir, (DB_NAME, DB_NAME + "-wal", PARAMS_CSV))
 
     def resume_command(self) -> str:
         return f"wasp-tune spsa -resume {self.rundir}"

@@ -116,19 +116,15 @@ def _error_flags(p):
 
 
 def _load_set(args):
-    from .positions import DataError, load_many
+    from .positions import DataError, load_set
 
     if not args.data:
         raise CliError("no data files given", EXIT_USAGE)
     check_files(args.data, "data file")
     try:
-        ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
+        ps = load_set(args.data, args.skip_bad, args.skip_plies, args.limit)
     except DataError as e:
-        raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
-    if args.limit:
-        ps = ps.subset(slice(0, args.limit))
-    if len(ps) == 0:
-        raise CliError(f"no positions in {', '.join(args.data)}")
+        raise CliError(e) from None
     print(f"data: {ps.summary()}")
     return ps
 

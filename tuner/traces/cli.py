@@ -128,7 +128,7 @@ def _check(tr, no_check):
 
 def write(args):
     """--write: Wasp-Py's own evaluation of a labelled set as a trace."""
-    from tuner.texel import DataError, load_many
+    from tuner.texel import DataError, load_set
     from wasp.exitcodes import check_files, check_params_file
 
     from .wasp_eval import write_wasp_trace
@@ -146,13 +146,9 @@ def write(args):
     check_files(args.write, "data file")
     W = check_params_file(args.init)
     try:
-        ps = load_many(args.write, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
+        ps = load_set(args.write, args.skip_bad, args.skip_plies, args.limit)
     except DataError as e:
-        raise _Fail(f"{e} (use -skip-bad to skip bad lines)") from None
-    if args.limit:
-        ps = ps.subset(slice(0, args.limit))
-    if len(ps) == 0:
-        raise _Fail(f"no positions in {', '.join(args.write)}")
+        raise _Fail(e) from None
     print(f"data: {ps.summary()}")
     t = time.time()
     n = write_wasp_trace(args.output, ps, W, threads=args.threads, progress=not args.quiet)
