@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from wasp.nnue import arch as _arch
-from wasp.nnue.arch import ALIGN, QA, QB, SCALE, simple_file_size, simple_hidden
+from wasp.nnue.arch import ALIGN, QA, QB, SCALE, QuantisedNet, simple_file_size, simple_hidden
 from wasp.nnue.inputs import FEATURES
 
 __all__ = ["Net", "QA", "QB", "SCALE", "ALIGN", "WEIGHT_CLIP", "file_size", "hidden_size",
-           "looks_like_net", "read", "quantise", "write"]
+           "looks_like_net", "read", "quantise", "write", "is_net", "read_net", "describe"]
 
 WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output in i32
 
@@ -69,6 +69,25 @@ def read(path) -> Net:
     """Read a net; ValueError names the file when its size fits no N."""
     t = _arch.read_simple(path)
     return Net(t["l0w"], t["l0b"], t["l1w"].ravel(), int(t["l1b"][0]))
+
+
+def read_net(path) -> Net | QuantisedNet:
+    """A net of any architecture: the one its NET.json names (a QuantisedNet), or else
+    example 1's of any N (a Net); ValueError names the file whose size does not fit."""
+    arch = _arch.arch_of(path)
+    return read(path) if arch is None else _arch.load(path, arch)
+
+
+def is_net(obj) -> bool:
+    """Is `obj` a net (of any architecture) rather than the hand-written evaluation's weights?"""
+    return isinstance(obj, (Net, QuantisedNet))
+
+
+def describe(net) -> str:
+    """bullet's shorthand of a net: `(768 -> 128)x2 -> 1, SCReLU`."""
+    if isinstance(net, QuantisedNet):
+        return net.arch.describe()
+    return f"({FEATURES} -> {net.hidden})x2 -> 1, SCReLU"
 
 
 def quantise(l0w, l0b, l1w, l1b) -> Net:
