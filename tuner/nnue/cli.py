@@ -30,8 +30,8 @@ Target: wdl * result + (1 - wdl) * sigmoid(score / 400), loss (sigmoid(out) - ta
 (decay 0.01) with weights clipped to +-1.98, batches of 16,384. The run directory (-dir,
 default NET.run) holds run.json, checkpoint.npz (each epoch, every 5 minutes and on Ctrl-C),
 best.npz, history.csv and nets/epoch-N.nnue (every epoch's net). NET is the net of the lowest
-validation loss in bullet's quantised layout (QA 255, QB 64, scale 400); NET.json beside it says
-how it was made.
+validation loss in bullet's quantised layout (QA 255, QB 64, scale 400); NET.json beside it
+(NET's own name plus .json) says how it was made.
 
 exit codes: 0 done, 1 a data file that cannot be used, 2 a bad command line, 130 interrupted
 (continue with -resume DIR)
@@ -194,7 +194,9 @@ def cmd_train(args, argv):
         best = run.best
         which = (f"epoch {best[1]}, valid loss {best[2]:.6f}" if best else
                  f"last epoch, train loss {run.history[-1]['train_loss']:.6f}")
-        print(f"done: {path} ({which}; {path}.json)", flush=True)
+        from wasp.nnue.arch import meta_path
+
+        print(f"done: {path} ({which}; {meta_path(path)})", flush=True)
     return 0
 
 
