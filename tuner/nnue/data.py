@@ -36,9 +36,18 @@ from tuner.formats import (  # noqa: F401 (the record layout, for the trainer an
 from tuner.formats import RECORD_SIZE as RECORD
 from tuner.formats import THEIRS as OPPONENT
 from tuner.formats import side_path as side_record
-from wasp.nnue.inputs import BLACK, FEATURES, MAX_ACTIVE, WHITE, feature
+from wasp.nnue.inputs import (
+    BLACK,
+    FEATURES,
+    LAYOUT_SIZE,
+    MAX_ACTIVE,
+    WHITE,
+    bucket_table,
+    bucketed_feature,
+    feature,
+)
 
-NO_FEATURE = FEATURES  # padding in feature lists
+NO_FEATURE = FEATURES  # padding in Chess768's feature lists
 CACHE_SUFFIX = ".bfcache"
 CACHE_MIN_BYTES = 16 << 20  # text files this big or bigger get a cache
 NL = 10
@@ -49,13 +58,17 @@ class DataError(ValueError):
 
 
 @njit(cache=True, nogil=True)
-def board_features(boards, j, stm, ntm, files=0):
-    """Chess768 inputs (`wasp.nnue.inputs.feature`) of record j into stm/ntm, the side to
-    move's and the other side's; returns their count. The record is the side to move's view,
-    so the side to move is White there and its opponent Black. `files` 7 gives the position
-    mirrored left to right (square ^ 7).
+def board_features(boards, j, stm, ntm, files, table, mirrored):
+    """The inputs of record j into stm/ntm, the side to move's and the other side's; returns
+    their count. Chess768 (`wasp.nnue.inputs.feature`), or with `mirrored` the king-bucketed,
+    mirrored inputs (`bucketed_feature`, `table` from `bucket_table`; the record's king squares
+    pick the buckets). The record is the side to move's view, so the side to move is White
+    there and its opponent Black. `files` 7 gives the position mirrored left to right
+    (square ^ 7).
     """
     count = 0
+    king_s = np.int64(boards[j, OFF_KSQ] ^ files)  # each king as its own side sees the board
+    king_n = np.int64(boards[j, OFF_OPP_KSQ] ^ files)
     for k in range(8):
         v = boards[j, OFF_OCC + k]
         while v:
@@ -64,16 +77,20 @@ def board_features(boards, j, stm, ntm, files=0):
             nib = (boards[j, OFF_PCS + (count >> 1)] >> (4 * (count & 1))) & 15
             colour = BLACK if nib & OPPONENT else WHITE
             piece_type = nib & 7
-            stm[count] = feature(WHITE, colour, piece_type, sq)
-            ntm[count] = feature(BLACK, colour, piece_type, sq)
+            if mirrored:
+                stm[count] = bucketed_feature(table, king_s, WHITE, colour, piece_type, sq)
+                ntm[count] = bucketed_feature(table, king_n, BLACK, colour, piece_type, sq)
+            else:
+                stm[count] = feature(WHITE, colour, piece_type, sq)
+                ntm[count] = feature(BLACK, colour, piece_type, sq)
             count += 1
     return count
 
 
 @njit(cache=True, nogil=True)
-def _all_features(boards, stm, ntm, counts):
+def _all_features(boards, stm, ntm, counts, table, mirrored):
     for j in range(boards.shape[0]):
-        counts[j] = board_features(boards, j, stm[j], ntm[j])
+        counts[j] = board_features(boards, j, stm[j], ntm[j], 0, table, mirrored)
 
 
 @njit(cache=True, nogil=True)
@@ -106,15 +123,19 @@ def random_records(n, seed=0, pieces=(8, 32), values=(100, 300, 300, 500, 900)):
     return out
 
 
-def features(boards):
-    """(stm, ntm, counts): int64 [n, MAX_ACTIVE] feature lists padded with NO_FEATURE, int64
+def features(boards, arch=None):
+    """(stm, ntm, counts): int64 [n, MAX_ACTIVE] input lists of an architecture's inputs
+    (default Chess768) padded with the number of inputs (NO_FEATURE for Chess768), int64
     [n]."""
     boards = np.ascontiguousarray(boards, dtype=np.uint8).reshape(-1, RECORD)
     n = len(boards)
-    stm = np.full((n, MAX_ACTIVE), NO_FEATURE, dtype=np.int64)
-    ntm = np.full((n, MAX_ACTIVE), NO_FEATURE, dtype=np.int64)
+    pad = NO_FEATURE if arch is None else arch.features
+    stm = np.full((n, MAX_ACTIVE), pad, dtype=np.int64)
+    ntm = np.full((n, MAX_ACTIVE), pad, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)
-    _all_features(boards, stm, ntm, counts)
+    layout = (0,) * LAYOUT_SIZE if arch is None else arch.layout
+    _all_features(boards, stm, ntm, counts, bucket_table(layout),
+                  arch is not None and arch.mirrored)
     return stm, ntm, counts
 
 

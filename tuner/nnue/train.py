@@ -21,12 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from wasp.atomicfile import replacing
-from wasp.nnue import netfile
-from wasp.nnue.arch import meta_path
-from wasp.nnue.inputs import FEATURES
+from wasp.nnue.arch import Arch, write_meta
 
 from . import data as D
-from .model import AdamW, FloatNet, Kernels, evaluate, set_threads
+from .model import FACTORISER_CLIP, AdamW, FloatNet, Kernels, evaluate, set_threads
 
 RUN_FILE, CHECKPOINT, BEST, HISTORY = "run.json", "checkpoint.npz", "best.npz", "history.csv"
 NETS = "nets"  # the quantised net at the end of every epoch: nets/epoch-N.nnue
@@ -42,6 +40,8 @@ class Config:
     data: list
     output: str
     hidden: int = 128
+    arch: dict | None = None  # NET.json's "arch" object (None: example 1 of N = hidden)
+    factoriser: bool = False  # train l0f, shared by the king buckets, merged when saved
     epochs: int = 10
     batch_size: int = 16384
     lr: float = 0.001
@@ -59,8 +59,8 @@ class Config:
 
     def check(self):
         """ValueError naming the first setting out of range."""
-        rules = [("hidden", self.hidden >= 1, "at least 1"),
-                 ("epochs", self.epochs >= 1, "at least 1"),
+        self.architecture()
+        rules = [("epochs", self.epochs >= 1, "at least 1"),
                  ("batch-size", self.batch_size >= 1, "at least 1"),
                  ("lr", self.lr > 0, "above 0"),
                  ("lr-schedule", self.lr_schedule in ("step", "cosine"), "step or cosine"),
@@ -72,6 +72,23 @@ class Config:
         for name, ok, what in rules:
             if not ok:
                 raise ValueError(f"-{name} must be {what}")
+
+    def architecture(self) -> Arch:
+        """The net's architecture; ValueError names a bad field."""
+        arch = Arch.from_json(self.arch) if self.arch is not None else Arch(hidden=self.hidden)
+        if arch.hidden != self.hidden:
+            raise ValueError(f"-hidden {self.hidden} is not the architecture's {arch.hidden}")
+        if self.factoriser and not arch.mirrored:
+            raise ValueError("-factoriser needs king buckets (-buckets): it is shared by them")
+        return arch
+
+    def optimiser(self) -> AdamW:
+        """AdamW's settings; with a factoriser l0w and l0f are clipped to +-0.99 unless
+        set (example 3's stricter clipping: their sum stays within the clip)."""
+        opt = AdamW(**self.adamw)
+        if self.factoriser and not opt.l0_clip:
+            opt.l0_clip = FACTORISER_CLIP
+        return opt
 
     def learning_rate(self, epoch, batch, batches):
         """The rate of batch `batch` of `batches` in epoch `epoch` (from 0)."""
@@ -177,8 +194,9 @@ class Training:
         self.threads = set_threads(threads)
         self.train_idx, self.valid_idx = split(len(dataset), dataset.games, config.valid,
                                                config.seed)
-        self.opt = AdamW(**config.adamw)
-        self.net = FloatNet.random(config.hidden, config.seed)
+        self.arch = config.architecture()
+        self.opt = config.optimiser()
+        self.net = FloatNet.random(self.arch, config.seed, factoriser=config.factoriser)
         self.moments = {k: (np.zeros_like(a), np.zeros_like(a))
                         for k, a in self.net.arrays().items()}
         self.best = None  # (FloatNet, epoch, valid loss)
@@ -246,7 +264,7 @@ class Training:
 
     def _load(self):
         with np.load(self.dir / CHECKPOINT) as z:
-            self.net = FloatNet(*(z[k] for k in ("l0w", "l0b", "l1w", "l1b")))
+            self.net = self._net(z)
             self.moments = {k: (z[f"m_{k}"].copy(), z[f"v_{k}"].copy()) for k in
                             self.net.arrays()}
             state = json.loads(str(z["state"]))
@@ -255,8 +273,11 @@ class Training:
             setattr(self, key, state[key])
         if (self.dir / BEST).exists():
             with np.load(self.dir / BEST) as z:
-                net = FloatNet(*(z[k] for k in ("l0w", "l0b", "l1w", "l1b")))
+                net = self._net(z)
                 self.best = (net, int(z["epoch"]), float(z["valid"]))
+
+    def _net(self, z) -> FloatNet:
+        return FloatNet(self.arch, {k: z[k] for k in self.net.params}, self.config.factoriser)
 
     def _write_history(self):
         if not self.history:
@@ -338,7 +359,7 @@ class Training:
                "positions_per_s": round(self.seen / max(self.seconds, 1e-9))}
         self.history.append(row)
         (self.dir / NETS).mkdir(exist_ok=True)
-        netfile.write(self.net.quantised(), self.dir / NETS / f"epoch-{self.epoch + 1}.nnue")
+        self._save_net(self.net, self.dir / NETS / f"epoch-{self.epoch + 1}.nnue")
         if valid is not None and (self.best is None or valid < self.best[2]):
             self.best = (self.net.copy(), self.epoch + 1, valid)
             a = self.best[0].arrays()
@@ -363,21 +384,29 @@ class Training:
         """The net of the lowest validation loss (the last one when there is no validation)."""
         return self.best[0] if self.best is not None else self.net
 
+    def _save_net(self, net: FloatNet, path):
+        """Write an epoch's net file, with NET.json's "arch" beside it for any net but
+        example 1's (which the engine reads without one)."""
+        net.save(path)
+        if not self.arch.simple:
+            write_meta(path, self.arch)
+
     def export(self, path=None):
         """Write the final net in bullet's layout and its metadata beside it (NET.json,
         `wasp.nnue.arch.meta_path`)."""
         path = Path(path or self.config.output)
         net = self.final_net()
         path.parent.mkdir(parents=True, exist_ok=True)
-        netfile.write(net.quantised(), path)
         cfg = self.config
         split_kind = ("none" if len(self.valid_idx) == 0 else
                       "by game" if self.dataset.games is not None else "contiguous blocks")
+        arch = self.arch
+        factoriser = ", a factoriser merged" if cfg.factoriser else ""
+        net.save(path)
         meta = {
-            "architecture": f"({FEATURES} -> {cfg.hidden})x2 -> 1, SCReLU, bullet Chess768 inputs",
-            "format": f"bullet simple layout, QA {netfile.QA}, QB {netfile.QB}, "
-                      f"scale {netfile.SCALE}",
-            "hidden": cfg.hidden, "bytes": path.stat().st_size,
+            "architecture": f"{arch.describe()}{factoriser}",
+            "format": f"bullet's save_format, QA {arch.qa}, QB {arch.qb}, scale {arch.scale}",
+            "hidden": arch.hidden, "bytes": path.stat().st_size,
             "data": [{"path": p, "positions": n} for p, n in self.dataset.files],
             "positions": {"train": len(self.train_idx), "valid": len(self.valid_idx),
                           "split": split_kind},
@@ -389,7 +418,7 @@ class Training:
             "command": cfg.command,
             "resumed": self.resumed,
         }
-        meta_path(path).write_text(json.dumps(meta, indent=1) + "\n")
+        write_meta(path, arch, meta)
         return path
 
     def __repr__(self):

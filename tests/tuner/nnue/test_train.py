@@ -10,11 +10,13 @@ import pytest
 from tuner.cli import main as wasp_tune
 from tuner.nnue import data as D
 from tuner.nnue.train import Config, Training, epoch_order, split
+from wasp.nnue import arch as A
 from wasp.nnue import netfile
+from wasp.nnue.arch import Arch
 
 
 def _config(tmp_path, data=(), **kw):
-    settings = {"hidden": 8, "epochs": 2, "batch_size": 256, "valid": 0.1, "lr": 0.01}
+    settings = {"hidden": 16, "epochs": 2, "batch_size": 256, "valid": 0.1, "lr": 0.01}
     settings.update(kw)
     return Config(data=[str(p) for p in data], output=str(tmp_path / "net.nnue"), **settings)
 
@@ -39,9 +41,9 @@ def test_data_smaller_than_a_batch_trains_and_exports(tmp_path):
     assert run.batches() == 1
     before = run.net.copy()
     assert run.train(progress=False)
-    assert not np.array_equal(before.l0w, run.net.l0w)
+    assert not np.array_equal(before.params["l0w"], run.net.params["l0w"])
     path = run.export()
-    assert netfile.read(path).hidden == 8
+    assert netfile.read(path).hidden == 16
     meta = json.loads((tmp_path / "net.nnue.json").read_text())
     assert meta["positions"] == {"train": 40, "valid": 0, "split": "none"}
     assert meta["epochs"] == 3 and len(meta["losses"]) == 3
@@ -61,7 +63,39 @@ def test_resume_continues_exactly(tmp_path):
     for name, a in whole.net.arrays().items():
         assert np.array_equal(a, part.net.arrays()[name]), name
     assert [r["valid_loss"] for r in whole.history] == [r["valid_loss"] for r in part.history]
-    assert np.array_equal(whole.final_net().l0w, part.final_net().l0w)
+    assert np.array_equal(whole.final_net().params["l0w"], part.final_net().params["l0w"])
+
+
+def test_a_king_bucketed_run_with_a_factoriser_resumes_exactly_and_exports_its_arch(tmp_path):
+    layout = [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7,
+              8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9]
+    arch = Arch("buckets-mirrored", layout, 16, output_buckets=8)
+    boards = D.random_records(1500, seed=2)
+    bf = tmp_path / "data.bf"
+    D.write_bf(boards, bf)
+    settings = {"arch": arch.to_json(), "factoriser": True, "epochs": 2}
+    whole = Training.create(tmp_path / "whole", _config(tmp_path, [bf], **settings))
+    assert whole.opt.clip_of("l0f") == 0.99 and whole.opt.clip_of("l1w") == 1.98
+    assert whole.train(progress=False)
+    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], **settings))
+    assert not part.train(progress=False, stop_after=4)
+    part = Training.open(tmp_path / "part")
+    assert part.train(progress=False)
+    for name, a in whole.net.params.items():
+        assert np.array_equal(a, part.net.params[name]), name
+    assert np.abs(whole.net.params["l0f"]).max() > 0  # the factoriser trained
+    assert np.abs(whole.net.params["l0w"]).max() <= 0.99
+    path = whole.export()
+    assert path.stat().st_size == arch.file_size()  # the factoriser merged, not written
+    assert A.arch_of(path) == arch
+    assert A.arch_of(whole.dir / "nets" / "epoch-2.nnue") == arch
+    meta = json.loads((tmp_path / "net.nnue.json").read_text())
+    assert meta["architecture"] == "(768x10hm -> 16)x2 -> 1x8, SCReLU, a factoriser merged"
+
+
+def test_a_factoriser_needs_king_buckets(tmp_path):
+    with pytest.raises(ValueError, match="-factoriser needs king buckets"):
+        _config(tmp_path, factoriser=True).check()
 
 
 def test_split_keeps_games_whole_or_takes_blocks():
@@ -82,17 +116,17 @@ def test_cli_trains_a_net_from_text(tmp_path, capsys):
     data = tmp_path / "d.txt"
     data.write_text("".join(lines))
     out = tmp_path / "nets" / "a.nnue"
-    code = wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "4", "-epochs",
+    code = wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "16", "-epochs",
                       "2", "-quiet"])
     assert code == 0
-    assert out.stat().st_size == netfile.file_size(4)
+    assert out.stat().st_size == netfile.file_size(16)
     meta = json.loads((tmp_path / "nets" / "a.nnue.json").read_text())
     assert meta["command"].startswith("wasp-tune nnue train ")
     assert meta["data"] == [{"path": str(data), "positions": 60}]
     assert (tmp_path / "nets" / "a.nnue.run" / "history.csv").exists()
     for epoch in (1, 2):
         each = tmp_path / "nets" / "a.nnue.run" / "nets" / f"epoch-{epoch}.nnue"
-        assert netfile.read(each).hidden == 4
+        assert netfile.read(each).hidden == 16
     assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-quiet"]) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "3",
@@ -131,7 +165,7 @@ def test_a_vf_file_trains_the_net_its_text_trains(tmp_path):
     nets = []
     for data in (text, vf):
         out = tmp_path / f"{data.suffix[1:]}.nnue"
-        assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "8",
+        assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "16",
                           "-epochs", "2", "-batch-size", "64", "-valid", "0.2", "-quiet"]) == 0
         nets.append(out.read_bytes())
         meta = json.loads((tmp_path / f"{out.name}.json").read_text())
@@ -147,7 +181,7 @@ def test_the_filter_flags_read_vf_files_and_stay_with_the_run(tmp_path, capsys):
     kept = tmp_path / "kept.txt"
     assert wasp_tune(["data", "convert", str(vf), str(kept), *flags, "-quiet"]) == 0
     out = tmp_path / "f.nnue"
-    assert wasp_tune(["nnue", "train", str(vf), "-o", str(out), "-hidden", "4", "-epochs", "1",
+    assert wasp_tune(["nnue", "train", str(vf), "-o", str(out), "-hidden", "16", "-epochs", "1",
                       *flags, "-quiet"]) == 0
     meta = json.loads((tmp_path / "f.nnue.json").read_text())
     positions = len(kept.read_text().splitlines())
@@ -228,7 +262,7 @@ def test_mirror_flips_half_of_each_epoch_and_resumes_exactly(tmp_path):
     assert not part.train(progress=False, stop_after=5)
     part = Training.open(tmp_path / "part")
     assert part.config.mirror and part.train(progress=False)
-    assert np.array_equal(whole.net.l0w, part.net.l0w)
+    assert np.array_equal(whole.net.params["l0w"], part.net.params["l0w"])
     plain = Training.create(tmp_path / "plain", _config(tmp_path, [bf]))
     assert plain.train(progress=False)
-    assert not np.array_equal(whole.net.l0w, plain.net.l0w)
+    assert not np.array_equal(whole.net.params["l0w"], plain.net.params["l0w"])
