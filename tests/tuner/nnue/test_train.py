@@ -9,7 +9,7 @@ import pytest
 
 from tuner.cli import main as wasp_tune
 from tuner.nnue import data as D
-from tuner.nnue.train import Config, Training, epoch_order, split
+from tuner.nnue.train import Config, Training, epoch_order, read_history, split
 from wasp.nnue import arch as A
 from wasp.nnue import netfile
 from wasp.nnue.arch import Arch
@@ -266,3 +266,104 @@ def test_mirror_flips_half_of_each_epoch_and_resumes_exactly(tmp_path):
     plain = Training.create(tmp_path / "plain", _config(tmp_path, [bf]))
     assert plain.train(progress=False)
     assert not np.array_equal(whole.net.params["l0w"], plain.net.params["l0w"])
+
+
+EXAMPLE_LAYOUT = "0,1,2,3,4,4,5,5,6,6,6,6,7,7,7,7,8,8,8,8,8,8,8,8,9,9,9,9,9,9,9,9"
+
+
+def test_the_architecture_flags_and_an_arch_file_train_the_same_net(tmp_path):
+    text = random_games_as_text(tmp_path / "d.txt", games=4)
+    common = ["-epochs", "1", "-batch-size", "64", "-factoriser", "-quiet"]
+    flags = tmp_path / "flags.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(flags), "-hidden", "16",
+                      "-buckets", EXAMPLE_LAYOUT, "-output-buckets", "8", *common]) == 0
+    arch = A.arch_of(flags)
+    assert arch == Arch("buckets-mirrored", [int(b) for b in EXAMPLE_LAYOUT.split(",")], 16,
+                        output_buckets=8)
+    spec = tmp_path / "arch.json"
+    spec.write_text(json.dumps({"arch": arch.to_json()}))
+    from_file = tmp_path / "file.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(from_file), "-arch", str(spec),
+                      *common]) == 0
+    assert flags.read_bytes() == from_file.read_bytes()
+    assert netfile.read_net(from_file).arch == arch  # the engine's loader reads it
+    meta = json.loads((tmp_path / "file.nnue.json").read_text())
+    assert meta["settings"]["factoriser"] and meta["arch"] == arch.to_json()
+
+
+def test_example_4_trains_from_the_command_line_and_resumes_with_its_architecture(tmp_path):
+    text = random_games_as_text(tmp_path / "d.txt", games=3)
+    out = tmp_path / "m.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(out), "-hidden", "32", "-layers",
+                      "16,32", "-buckets", EXAMPLE_LAYOUT, "-factoriser", "-output-buckets",
+                      "8", "-epochs", "1", "-batch-size", "64", "-quiet"]) == 0
+    arch = A.arch_of(out)
+    assert arch.layers == (16, 32) and arch.activation == "crelu"
+    assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "2",
+                      "-quiet"]) == 0
+    assert A.arch_of(out) == arch and out.stat().st_size == arch.file_size()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["-buckets", "0,1,2"], "-buckets takes 32 bucket numbers"),
+    (["-buckets", "0,x"], "-buckets takes comma-separated numbers"),
+    (["-factoriser"], "-factoriser needs king buckets"),
+    (["-hidden", "8"], "-hidden must be from 16 to 2048, not 8"),
+    (["-layers", "16,32", "-activation", "screlu"], "-activation must be crelu with layers"),
+    (["-output-buckets", "40"], "-output-buckets must be from 1 to 32"),
+    (["-arch", "ARCH", "-hidden", "64"], "-hidden cannot be given with it"),
+    (["-arch", "DATA"], "DATA: not JSON"),
+    (["-wdl", "0.2,1.5"], "-wdl must be in [0, 1]"),
+    (["-wdl", "1,2,3"], "-wdl takes W or START,END"),
+    (["-epochs", "3", "-superbatches", "2"], "-epochs and -superbatches: give one"),
+    (["-resume", "nowhere", "-buckets", EXAMPLE_LAYOUT], "-buckets cannot change with -resume"),
+])
+def test_bad_architecture_and_schedule_flags_are_one_line(tmp_path, capsys, monkeypatch, argv,
+                                                          words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "DATA").write_text("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 0 | 0.5\n")
+    (tmp_path / "ARCH").write_text(json.dumps({"arch": Arch().to_json()}))
+    data = [] if "-resume" in argv else ["DATA", "-o", "n.nnue"]
+    assert wasp_tune(["nnue", "train", *data, *argv, "-quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_the_schedules_are_bullets_by_superbatch(tmp_path):
+    cfg = _config(tmp_path, superbatches=40, lr=0.001, lr_schedule="cosine",
+                  lr_final=0.001 * 0.3 ** 5, wdl=0.2, wdl_end=0.8)
+    for s in (1, 7, 20, 39):  # bullet's CosineDecayLR at superbatch s
+        lam = 1 - 0.5 * (1 + np.cos(np.pi * s / 40))
+        assert cfg.learning_rate(s - 1, 5, 100) == pytest.approx(0.001 + lam * (cfg.lr_final
+                                                                                 - 0.001))
+    assert cfg.learning_rate(39, 0, 100) == cfg.lr_final
+    assert [cfg.wdl_at(u) for u in (0, 39)] == [0.2, pytest.approx(0.8)]  # LinearWDL
+    assert cfg.wdl_at(13) == pytest.approx(0.2 + 0.6 * 13 / 39)
+    assert _config(tmp_path, wdl=0.3).wdl_at(7) == 0.3
+    step = _config(tmp_path, superbatches=10, lr_gamma=0.5, lr_step=4)
+    assert [step.learning_rate(u, 0, 1) for u in (0, 3, 4, 8)] == [0.01, 0.01, 0.005, 0.0025]
+
+
+def test_superbatches_stream_across_epochs_and_resume_exactly(tmp_path):
+    boards = D.random_records(1000, seed=6)
+    bf = tmp_path / "data.bf"
+    D.write_bf(boards, bf)
+    settings = {"superbatches": 3, "batches_per_superbatch": 5, "batch_size": 128,
+                "save_rate": 2, "wdl": 0.1, "wdl_end": 0.9, "lr_schedule": "cosine"}
+    whole = Training.create(tmp_path / "whole", _config(tmp_path, [bf], **settings))
+    assert whole.batches() == 5 and len(whole.train_idx) == 900
+    stream = whole.positions(0, 3 * 5 * 128)  # 1,920 positions: the epochs' orders in turn
+    assert np.array_equal(stream[:900], epoch_order(whole.train_idx, 1, 0))
+    assert np.array_equal(stream[900:1800], epoch_order(whole.train_idx, 1, 1))
+    assert whole.train(progress=False)
+    assert [r["superbatch"] for r in read_history(whole.dir)] == [1, 2, 3]
+    assert sorted(p.name for p in (whole.dir / "nets").iterdir()) == [
+        "superbatch-2.nnue", "superbatch-3.nnue"]
+    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], **settings))
+    assert not part.train(progress=False, stop_after=7)
+    part = Training.open(tmp_path / "part")
+    assert part.train(progress=False)
+    for name, a in whole.net.params.items():
+        assert np.array_equal(a, part.net.params[name]), name
+    with pytest.raises(ValueError, match="counts superbatches: extend it with -superbatches"):
+        Training.open(tmp_path / "part", epochs=4)
