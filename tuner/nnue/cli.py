@@ -121,6 +121,14 @@ def build_parser():
                    help="initial weights, split and order seed (default 1)")
     t.add_argument("-threads", "--threads", type=int, default=2,
                    help="threads (default 2; the result does not depend on it)")
+    t.add_argument("-stream", "--stream", action="store_true",
+                   help="read the records from disk as training goes (memory-mapped .bf; text "
+                        "and .vf decoded once into a .bfcache beside them) instead of holding "
+                        "them in memory: the same net")
+    t.add_argument("-shuffle-buffer", "--shuffle-buffer", type=int, default=0, metavar="N",
+                   help="shuffle windows of N consecutive positions, taken in a shuffled order, "
+                        "instead of the whole data (default 0: the whole; for -stream over "
+                        "data beyond memory)")
     t.add_argument("-no-cache", "--no-cache", action="store_true",
                    help="neither read nor write the .bfcache of big text files")
     t.add_argument("-min-ply", "--min-ply", type=int, default=0, metavar="K",
@@ -232,16 +240,17 @@ def _start(args, argv):
                              "no data files or -o")
         defaults = vars(build_parser().parse_args(["train"]))
         kept = set(defaults) - {"command", "data", "output", "resume", "epochs", "threads",
-                                "quiet", "superbatches"}
+                                "quiet", "superbatches", "stream"}
         fixed = sorted(name for name in kept if getattr(args, name) != defaults[name])
         if fixed:
             raise UsageError(f"-{fixed[0].replace('_', '-')} cannot change with -resume (the "
                              f"run keeps its settings and architecture; -epochs, "
-                             f"-superbatches and -threads can)")
+                             f"-superbatches, -stream and -threads can)")
         if not args.quiet:
             print(f"resuming {args.resume}", flush=True)
         return Training.open(args.resume, args.epochs, args.threads, not args.quiet,
-                             shlex.join(["wasp-tune", "nnue", *argv]), args.superbatches)
+                             shlex.join(["wasp-tune", "nnue", *argv]), args.superbatches,
+                             args.stream or None)
     if not args.data:
         raise UsageError("no data files given")
     if not args.output:
@@ -259,7 +268,8 @@ def _start(args, argv):
                     save_rate=args.save_rate, batch_size=args.batch_size,
                     lr=args.lr, lr_schedule=args.lr_schedule, lr_gamma=args.lr_gamma,
                     lr_step=args.lr_step, lr_final=args.lr_final, wdl=wdl, wdl_end=wdl_end,
-                    mirror=args.mirror, adamw=adamw,
+                    mirror=args.mirror, adamw=adamw, stream=args.stream,
+                    shuffle_buffer=args.shuffle_buffer,
                     valid=args.valid, seed=args.seed, cache=not args.no_cache,
                     command=shlex.join(["wasp-tune", "nnue", *argv]))
     try:

@@ -33,7 +33,7 @@ from wasp.nnue import arch as A
 from wasp.nnue.arch import Arch, output_bucket
 from wasp.nnue.inputs import FEATURES, MAX_ACTIVE, bucket_table
 
-from .data import OFF_RESULT, OFF_SCORE, board_features
+from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
 CHUNKS = 16  # gradient buffers a batch: fixed, so sums do not depend on the threads
 CHUNK_BYTES = 1 << 30  # fewer chunks when 16 copies of l0w's gradient would pass this
@@ -539,12 +539,14 @@ class Kernels:
 
 
 def evaluate(net: FloatNet, boards, wdl=0.0, idx=None, batch=1 << 16):
-    """(mean loss, outputs o float64 [n]) of a net over records (all, or boards[idx])."""
-    boards = np.ascontiguousarray(boards, dtype=np.uint8)
+    """(mean loss, outputs o float64 [n]) of a net over records (all, or boards[idx]; an
+    array, or `MappedRecords` read a batch at a time)."""
+    if isinstance(boards, np.ndarray):
+        boards = np.ascontiguousarray(boards, dtype=np.uint8)
     idx = np.arange(len(boards), dtype=np.int64) if idx is None else np.asarray(idx, np.int64)
     k = Kernels(net, train=False)
     outputs = np.empty(len(idx))
     total = 0.0
     for a in range(0, len(idx), batch):
-        total += k.run(boards, idx[a:a + batch], wdl, False, outputs[a:a + batch])
+        total += k.run(*gather(boards, idx[a:a + batch]), wdl, False, outputs[a:a + batch])
     return total / max(1, len(idx)), outputs

@@ -58,6 +58,8 @@ class Config:
     batches_per_superbatch: int = 6104  # bullet's examples' (100 M positions at 16,384)
     save_rate: int = 0  # a net every this many epochs or superbatches (0: 1, or 10)
     mirror: bool = False  # each epoch, half the positions at random mirrored left to right
+    stream: bool = False  # the records read from disk (memory-mapped), not held in memory
+    shuffle_buffer: int = 0  # > 0: shuffle windows of this many positions (epoch_order)
     valid: float = 0.05
     seed: int = 1
     cache: bool = True
@@ -71,6 +73,7 @@ class Config:
                  ("superbatches", self.superbatches >= 0, "0 or more"),
                  ("batches-per-superbatch", self.batches_per_superbatch >= 1, "at least 1"),
                  ("save-rate", self.save_rate >= 0, "0 or more"),
+                 ("shuffle-buffer", self.shuffle_buffer >= 0, "0 or more"),
                  ("batch-size", self.batch_size >= 1, "at least 1"),
                  ("lr", self.lr > 0, "above 0"),
                  ("lr-schedule", self.lr_schedule in ("step", "cosine"), "step or cosine"),
@@ -184,12 +187,23 @@ def split(n, games=None, fraction=0.05, seed=1):
     return everything[~mask], everything[mask]
 
 
-def epoch_order(train, seed, epoch, mirror=False):
-    """The training positions in the order of epoch `epoch` (depends on nothing else); with
+def epoch_order(train, seed, epoch, mirror=False, buffer=0):
+    """The training positions in the order of epoch `epoch` (depends on nothing else): all
+    shuffled, or with a `buffer` smaller than the data, windows of `buffer` consecutive
+    training positions taken in a shuffled order, each shuffled within (what a shuffle buffer
+    over data read from disk can give, so that data streamed and in memory train alike). With
     `mirror`, half of them at random as ~index: mirrored left to right. Chess768 inputs do not
     see castling rights, so to the net a mirrored position is as good a sample as its original,
     and the data count nearly double."""
-    order = train[np.random.default_rng([seed, epoch]).permutation(len(train))]
+    if 0 < buffer < len(train):
+        windows = -(-len(train) // buffer)
+        parts = []
+        for w in np.random.default_rng([seed, epoch, 2]).permutation(windows):
+            part = train[w * buffer:(w + 1) * buffer]
+            parts.append(part[np.random.default_rng([seed, epoch, 3, w]).permutation(len(part))])
+        order = np.concatenate(parts)
+    else:
+        order = train[np.random.default_rng([seed, epoch]).permutation(len(train))]
     if mirror:
         flip = np.random.default_rng([seed, epoch, 1]).random(len(order)) < 0.5
         order = np.where(flip, ~order, order)
@@ -259,7 +273,7 @@ class Training:
             raise FileExistsError(f"{directory} already holds a run: continue it with "
                                   f"-resume {directory}, or choose another -dir")
         if dataset is None:
-            dataset = D.load(config.data, progress, config.cache)
+            dataset = D.load(config.data, progress, config.cache, config.stream)
         if len(dataset) == 0:
             raise D.DataError(f"no positions in {', '.join(map(str, config.data))}")
         run = cls(directory, config, dataset, threads)
@@ -272,10 +286,11 @@ class Training:
 
     @classmethod
     def open(cls, directory, epochs=None, threads=None, progress=False, command="",
-             superbatches=None):
+             superbatches=None, stream=None):
         """The run in `directory`, at its last checkpoint (`epochs`, or `superbatches` for a
-        run in superbatches, may extend it; `command`, the one that continues it, goes into
-        the net's metadata)."""
+        run in superbatches, may extend it; `stream` reads its data from disk or into memory,
+        the same positions either way; `command`, the one that continues it, goes into the
+        net's metadata)."""
         directory = Path(directory)
         if not (directory / CHECKPOINT).exists():
             raise FileNotFoundError(f"{directory}: no run to resume (no {CHECKPOINT})")
@@ -287,7 +302,9 @@ class Training:
             config.epochs = epochs or config.epochs
             config.superbatches = superbatches or config.superbatches
             config.check()
-        dataset = D.load(config.data, progress, config.cache)
+        if stream is not None:
+            config.stream = stream
+        dataset = D.load(config.data, progress, config.cache, config.stream)
         if len(dataset) != positions:
             raise D.DataError(f"the data of {directory} now hold {len(dataset):,} positions, "
                               f"not {positions:,}: a resumed run needs the same data")
@@ -353,7 +370,8 @@ class Training:
         if epoch not in self._orders:
             cfg = self.config
             self._orders = {e: o for e, o in self._orders.items() if e == epoch - 1}
-            self._orders[epoch] = epoch_order(self.train_idx, cfg.seed, epoch, cfg.mirror)
+            self._orders[epoch] = epoch_order(self.train_idx, cfg.seed, epoch, cfg.mirror,
+                                              cfg.shuffle_buffer)
         return self._orders[epoch]
 
     def positions(self, start, count):
@@ -414,7 +432,7 @@ class Training:
                             return False
                         lr = cfg.learning_rate(self.epoch, self.batch, nb)
                         idx = self.batch_positions(self.epoch, self.batch)
-                        loss = kernels.run(boards, idx, wdl, True)
+                        loss = kernels.run(*D.gather(boards, idx), wdl, True)
                         kernels.step(self.moments, lr, self.step + 1, self.opt)
                         self.step += 1
                         self.batch += 1

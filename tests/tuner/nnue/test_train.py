@@ -367,3 +367,49 @@ def test_superbatches_stream_across_epochs_and_resume_exactly(tmp_path):
         assert np.array_equal(a, part.net.params[name]), name
     with pytest.raises(ValueError, match="counts superbatches: extend it with -superbatches"):
         Training.open(tmp_path / "part", epochs=4)
+
+
+def test_streamed_data_trains_the_net_data_in_memory_trains(tmp_path):
+    """Records read from disk a batch at a time (a .bf mapped, text and .vf through their
+    .bfcache) train byte for byte the net the same records in memory train, with the same seed
+    and order (here windows of 300 positions, mirrored halves)."""
+    text = random_games_as_text(tmp_path / "d.txt", games=8)
+    vf = tmp_path / "g.vf"
+    assert wasp_tune(["data", "convert", str(random_games_as_text(tmp_path / "g.txt", games=6,
+                                                                  seed=9)), str(vf),
+                      "-quiet"]) == 0
+    bf = tmp_path / "r.bf"
+    D.write_bf(D.random_records(700, seed=3), bf)
+    data = [str(text), {"path": str(vf), "filter": {"min_ply": 4, "no_check": True,
+                                                    "no_capture": False, "max_score": None}},
+            str(bf)]
+    settings = {"epochs": 2, "batch_size": 100, "shuffle_buffer": 300, "mirror": True,
+                "valid": 0.1}
+    runs = {}
+    for stream in (False, True):
+        cfg = Config(data=data, output=str(tmp_path / f"{stream}.nnue"), hidden=16, lr=0.01,
+                     stream=stream, **settings)
+        runs[stream] = Training.create(tmp_path / f"run-{stream}", cfg)
+        assert runs[stream].train(progress=False)
+    memory, streamed = runs[False], runs[True]
+    assert isinstance(streamed.dataset.boards, D.MappedRecords)
+    assert np.array_equal(streamed.dataset.boards.take(np.arange(len(memory.dataset))),
+                          memory.dataset.boards)
+    assert np.array_equal(memory.valid_idx, streamed.valid_idx)
+    for name, a in memory.net.params.items():
+        assert np.array_equal(a, streamed.net.params[name]), name
+    assert memory.history[-1]["valid_loss"] == streamed.history[-1]["valid_loss"]
+    assert (tmp_path / "d.txt.bfcache").exists()  # a text file's records, written once
+    resumed = Training.open(tmp_path / "run-True", epochs=3, stream=False)  # either way on
+    assert resumed.train(progress=False) and not resumed.config.stream
+
+
+def test_a_shuffle_buffer_shuffles_windows_of_consecutive_positions():
+    train = np.arange(1000, dtype=np.int64)
+    order = epoch_order(train, 5, 2, buffer=300)
+    assert sorted(order.tolist()) == list(range(1000))
+    window = order // 300  # each window's positions come together, the windows shuffled
+    assert np.count_nonzero(np.diff(window)) == 3 and sorted(set(window.tolist())) == [0, 1, 2, 3]
+    assert window[0] != 0 or window[-1] != 3
+    assert not np.array_equal(order, epoch_order(train, 5, 3, buffer=300))
+    assert np.array_equal(epoch_order(train, 5, 2, buffer=1000), epoch_order(train, 5, 2))
