@@ -36,7 +36,7 @@ from wasp.nnue.inputs import FEATURES, MAX_ACTIVE, bucket_table
 from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
 CHUNKS = 16  # gradient buffers a batch: fixed, so sums do not depend on the threads
-CHUNK_BYTES = 1 << 30  # fewer chunks when 16 copies of l0w's gradient would pass this
+CHUNK_BYTES = 64 << 20  # fewer chunks when 16 copies of l0w's gradient would pass this
 SCALE = float(A.SCALE)  # centipawns = SCALE * o; the score's sigmoid is of score/SCALE
 WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output in i32
 FACTORISER_CLIP = 0.99  # example 3's l0w and l0f clip: their sum stays within WEIGHT_CLIP
