@@ -228,12 +228,12 @@ def test_training_steps_match_pytorchs_adamw_when_torch_is_installed():
 
     boards = D.random_records(5000, seed=1)
     net = FloatNet.random(16, seed=3)
-    p = net.params
-    p["l0b"] += 0.1
+    ps = net.params
+    ps["l0b"] += 0.1
     stm, ntm, _ = D.features(boards)
     torch_params = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in
-                    (np.vstack([p["l0w"], np.zeros((1, 16), np.float32)]), p["l0b"],
-                     p["l1w"][0], p["l1b"])]
+                    (np.vstack([ps["l0w"], np.zeros((1, 16), np.float32)]), ps["l0b"],
+                     ps["l1w"][0], ps["l1b"])]
     w0, b0, w1, b1 = torch_params
     opt = torch.optim.AdamW(torch_params, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01)
@@ -259,12 +259,12 @@ def test_training_steps_match_pytorchs_adamw_when_torch_is_installed():
             for p in torch_params:
                 p.clamp_(-netfile.WEIGHT_CLIP, netfile.WEIGHT_CLIP)
             w0[D.NO_FEATURE] = 0
-    ours = [p["l0w"], p["l0b"], p["l1w"][0], p["l1b"]]
+    ours = [ps["l0w"], ps["l0b"], ps["l1w"][0], ps["l1b"]]
     theirs = [w0.detach().numpy()[:D.FEATURES], b0.detach().numpy(), w1.detach().numpy(),
               b1.detach().numpy()]
     for a, b in zip(ours, theirs, strict=True):
         assert np.abs(a - b).max() < 1e-4
-    assert np.abs(p["l0w"] - FloatNet.random(16, seed=3).params["l0w"]).max() > 0.05
+    assert np.abs(ps["l0w"] - FloatNet.random(16, seed=3).params["l0w"]).max() > 0.05
 
 
 def test_a_negative_index_is_the_record_mirrored_left_to_right(tmp_path):
