@@ -151,7 +151,7 @@ def test_nnue_notebook_plots_losses_output_against_scores_and_weight_maps(nnue_r
     assert _figures(nb) == 4  # losses, output against scores, two sets of heat maps
     text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
                    for out in c.get("outputs", []))
-    assert "(768 -> 8)x2 -> 1 on" in text and "3 of 3 epochs" in text
+    assert "(768 -> 16)x2 -> 1 on" in text and "3 of 3 epochs" in text
     assert "best validation loss" in text and "correlation" in text
 
 
