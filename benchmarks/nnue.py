@@ -1,17 +1,21 @@
 """Training speed of `wasp-tune nnue train`'s kernels beside PyTorch on the CPU: positions/s of
 full training steps (forward, backward, AdamW, clipping) on the same net, data and batch.
 
-    python benchmarks/nnue.py                       # N = 128, batch 16384, 2 threads
-    python benchmarks/nnue.py --hidden 256 --batches 10 --threads 1
-    python benchmarks/nnue.py --data positions.txt  # bullet text or .bf instead of random
+    python benchmarks/nnue.py                       # the issue's two nets, batch 16384, 2 threads
+    python benchmarks/nnue.py --net 768-128         # example 1 at N = 128
+    python benchmarks/nnue.py --net 768x10hm-1024x8f --batches 4 --threads 1
 
-PyTorch is the anchor only (`pip install torch==2.13.0`, a CPU build): never a dependency of
-the package; without it the anchor is skipped. It runs two ways, EmbeddingBag sums over the
-<= 32 active features and a dense one-hot matrix through nn.Linear (features precomputed before
-timing, so its figures leave out the feature decoding that ours includes), with
-torch.optim.AdamW and clamping; the faster is the anchor. Data:
-random positions (kings and 6 .. 30 pieces anywhere) scored by material, unless --data.
-Each figure is the best of --repeat timed runs of --batches steps after a warm-up step.
+A net is named `768-N` (example 1), `768-Nx8` (8 output buckets), `768x10hm-Nx8` (example 3's
+king buckets), with a trailing `f` for its factoriser and `m` for example 4's layers (timed
+without the anchor). PyTorch is the anchor only (`pip install
+torch==2.13.0`, a CPU build): never a dependency of the package; without it the anchor is
+skipped. It runs EmbeddingBag sums over the <= 32 active inputs (and for Chess768 also a dense
+one-hot matrix through nn.Linear; inputs precomputed before timing, so its figures leave out the
+input decoding that ours includes), the factoriser a second EmbeddingBag over the input modulo
+768, the output bucket picked by gather, torch.optim.AdamW and clamping (l0 to +-0.99 with a
+factoriser, as ours); the faster is the anchor. Data: random positions (kings and 6 .. 30
+pieces anywhere) scored by material, unless --data. Each figure is the best of --repeat timed
+runs of --batches steps after a warm-up step.
 """
 
 import argparse
@@ -41,14 +45,37 @@ def best_rate(repeat, batches, batch, step):
     return best
 
 
-def ours(boards, order, args):
+LAYOUT = [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7,  # bullet's examples 3 and 4
+          8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9]
+NETS = ["768x10hm-1024x8f", "768-512x8"]  # the issue's goals: 200 k/s and 500 k/s
+
+
+def parse_net(name):
+    """(Arch, factoriser) of a name such as 768x10hm-1024x8f (f: a factoriser; m: example 4's
+    pairwise product and layers 16 and 32, CReLU)."""
+    from wasp.nnue.arch import Arch
+
+    body = name.rstrip("fm")
+    factoriser, layers = "f" in name[len(body):], "m" in name[len(body):]
+    inputs, _, rest = body.partition("-")
+    hidden, _, k = rest.partition("x")
+    bucketed = inputs == "768x10hm"
+    if inputs not in ("768", "768x10hm") or not hidden.isdigit():
+        raise SystemExit(f"--net {name}: not 768-N[xK][f][m] or 768x10hm-N[xK][f][m]")
+    arch = Arch("buckets-mirrored" if bucketed else "chess768", LAYOUT if bucketed else
+                [0] * 32, int(hidden), "crelu" if layers else "screlu", int(k or 1),
+                (16, 32) if layers else ())
+    return arch, factoriser
+
+
+def ours(boards, order, args, arch, factoriser):
     from tuner.nnue import AdamW, FloatNet, Kernels, set_threads
 
     set_threads(args.threads)
-    net = FloatNet.random(args.hidden, seed=1)
+    net = FloatNet.random(arch, seed=1, factoriser=factoriser)
     kernels = Kernels(net)
     moments = {k: (np.zeros_like(a), np.zeros_like(a)) for k, a in net.arrays().items()}
-    opt = AdamW()
+    opt = AdamW(l0_clip=0.99 if factoriser else 0.0)
     state = {"step": 0}
 
     def step(b):
@@ -61,58 +88,68 @@ def ours(boards, order, args):
     return best_rate(args.repeat, args.batches, args.batch, step)
 
 
-def pytorch(boards, order, args, dense=False):
+def pytorch(boards, order, args, arch, factoriser, dense=False):
     import torch
 
     from tuner.nnue import data as D
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
-    stm, ntm, _ = D.features(boards)
-    stm = torch.from_numpy(stm)
-    ntm = torch.from_numpy(ntm)
+    stm, ntm, counts = D.features(boards, arch)
+    pad = arch.features
+    stm_f = np.where(stm == pad, D.FEATURES, stm % D.FEATURES)
+    ntm_f = np.where(ntm == pad, D.FEATURES, ntm % D.FEATURES)
+    k = arch.output_buckets
+    bucket = torch.from_numpy(np.minimum((counts - 2) // -(-32 // k), k - 1))
+    stm, ntm = torch.from_numpy(stm), torch.from_numpy(ntm)
+    stm_f, ntm_f = torch.from_numpy(stm_f), torch.from_numpy(ntm_f)
     score = torch.from_numpy(D.scores(boards).astype(np.float32))
     result = torch.from_numpy(D.results(boards).astype(np.float32))
-    n = args.hidden
+    n = arch.hidden
 
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.l0 = torch.nn.EmbeddingBag(D.FEATURES + 1, n, mode="sum",
-                                            padding_idx=D.NO_FEATURE)
-            self.w0 = torch.nn.Linear(D.FEATURES, n)
+            self.l0 = torch.nn.EmbeddingBag(pad + 1, n, mode="sum", padding_idx=pad)
+            self.l0f = torch.nn.EmbeddingBag(D.FEATURES + 1, n, mode="sum",
+                                             padding_idx=D.FEATURES)
+            self.w0 = torch.nn.Linear(pad, n)
             self.b0 = torch.nn.Parameter(torch.zeros(n))
-            self.l1 = torch.nn.Linear(2 * n, 1)
+            self.l1 = torch.nn.Linear(2 * n, k)
 
-        def accumulator(self, features):
-            if not dense:
-                return self.l0(features) + self.b0
-            x = torch.zeros(len(features), D.FEATURES + 1)
-            x.scatter_(1, features, 1.0)  # one-hot rows; the padding column dropped
-            return self.w0(x[:, :D.FEATURES])
+        def accumulator(self, features, factorised):
+            if dense:
+                x = torch.zeros(len(features), pad + 1)
+                x.scatter_(1, features, 1.0)  # one-hot rows; the padding column dropped
+                return self.w0(x[:, :pad])
+            acc = self.l0(features) + self.b0
+            return acc + self.l0f(factorised) if factoriser else acc
 
-        def forward(self, s, t):
-            a = torch.clamp(self.accumulator(s), 0, 1) ** 2
-            b = torch.clamp(self.accumulator(t), 0, 1) ** 2
-            return self.l1(torch.cat([a, b], dim=1)).squeeze(1)
+        def forward(self, s, t, sf, tf, b):
+            a = torch.clamp(self.accumulator(s, sf), 0, 1) ** 2
+            c = torch.clamp(self.accumulator(t, tf), 0, 1) ** 2
+            return self.l1(torch.cat([a, c], dim=1)).gather(1, b[:, None]).squeeze(1)
 
     net = Net()
-    used = [net.w0] if dense else [net.l0, net.b0]
-    params = [p for m in used for p in ([m] if isinstance(m, torch.Tensor) else
-                                        m.parameters())] + list(net.l1.parameters())
+    first = [net.w0] if dense else [net.l0, net.b0] + ([net.l0f] if factoriser else [])
+    params = [p for m in first for p in ([m] if isinstance(m, torch.Tensor) else
+                                         m.parameters())] + list(net.l1.parameters())
+    l0 = {id(p) for m in first[:1] + first[2:] for p in m.parameters()}
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01)
 
     def step(b):
         idx = torch.from_numpy(order[b % len(order)])
         target = args.wdl * result[idx] + (1 - args.wdl) * torch.sigmoid(score[idx] / 400)
-        loss = torch.mean((torch.sigmoid(net(stm[idx], ntm[idx])) - target) ** 2)
+        out = net(stm[idx], ntm[idx], stm_f[idx], ntm_f[idx], bucket[idx])
+        loss = torch.mean((torch.sigmoid(out) - target) ** 2)
         opt.zero_grad()
         loss.backward()
         opt.step()
         with torch.no_grad():
             for p in params:
-                p.clamp_(-1.98, 1.98)
+                clip = 0.99 if factoriser and id(p) in l0 else 1.98
+                p.clamp_(-clip, clip)
 
     step(0)
     return best_rate(args.repeat, args.batches, args.batch, step)
@@ -122,7 +159,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="*", default=[], help="bullet text or .bf files")
     ap.add_argument("--positions", type=int, default=200_000, help="random positions")
-    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--net", nargs="*", default=NETS, help="nets to time (default: %(default)s)")
     ap.add_argument("--batch", type=int, default=16384)
     ap.add_argument("--batches", type=int, default=6, help="timed steps a run")
     ap.add_argument("--repeat", type=int, default=3)
@@ -138,25 +175,34 @@ def main(argv=None):
     perm = rng.permutation(len(boards)).astype(np.int64)
     k = max(1, len(perm) // args.batch)
     order = [perm[i * args.batch:(i + 1) * args.batch] for i in range(k)]
-    print(f"(768 -> {args.hidden})x2 -> 1, batch {args.batch}, {len(boards):,} positions, "
-          f"{args.threads} thread(s)")
-    def show(name, rates):
-        print(f"{name:24s}{rates[0]:12,.0f} positions/s  {rates[1]:12,.0f} a CPU second")
+    print(f"batch {args.batch}, {len(boards):,} positions, {args.threads} thread(s)")
 
-    rate = ours(boards, order, args)
-    show("wasp-tune nnue (numba):", rate)
+    def show(name, rates):
+        print(f"  {name:24s}{rates[0]:12,.0f} positions/s  {rates[1]:12,.0f} a CPU second",
+              flush=True)
+
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("PyTorch (CPU):           skipped (no torch; pip install torch==2.13.0)")
-        return 0
-    sparse = pytorch(boards, order, args)
-    show("PyTorch, EmbeddingBag:", sparse)
-    dense = pytorch(boards, order, args, dense=True)
-    show("PyTorch, dense one-hot:", dense)
-    anchor = max(sparse, dense)
-    print(f"ours / the faster PyTorch: {rate[0] / anchor[0]:.2f}x by the clock, "
-          f"{rate[1] / anchor[1]:.2f}x by CPU time")
+        torch = None
+    for name in args.net:
+        arch, factoriser = parse_net(name)
+        print(f"{arch.describe()}{' + factoriser' if factoriser else ''}:", flush=True)
+        rate = ours(boards, order, args, arch, factoriser)
+        show("wasp-tune nnue (numba):", rate)
+        if torch is None or arch.layers:
+            why = "example 4 not written for it" if arch.layers else \
+                "no torch; pip install torch==2.13.0"
+            print(f"  PyTorch (CPU):           skipped ({why})")
+            continue
+        anchors = [pytorch(boards, order, args, arch, factoriser)]
+        show("PyTorch, EmbeddingBag:", anchors[0])
+        if arch.features == 768:
+            anchors.append(pytorch(boards, order, args, arch, factoriser, dense=True))
+            show("PyTorch, dense one-hot:", anchors[1])
+        anchor = max(anchors)
+        print(f"  ours / the faster PyTorch: {rate[0] / anchor[0]:.2f}x by the clock, "
+              f"{rate[1] / anchor[1]:.2f}x by CPU time", flush=True)
     return 0
 
 

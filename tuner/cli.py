@@ -57,8 +57,8 @@ SUBCOMMANDS = {
                        "--help)", "tuner.spsa.cli"),
     "datagen": Subcommand("self-play data of Wasp-Py or any UCI engine: every position with "
                           "its search score (wasp-tune datagen --help)", "tuner.datagen.cli"),
-    "nnue": Subcommand("train a (768 -> N)x2 -> 1 net on the CPU (wasp-tune nnue train "
-                       "--help)", "tuner.nnue.cli"),
+    "nnue": Subcommand("train a net of bullet's progression on the CPU (wasp-tune nnue "
+                       "train --help)", "tuner.nnue.cli"),
     "trace": Subcommand("Texel tuning of any engine's evaluation from its traces (wasp-tune "
                         "trace --help)", "tuner.traces.cli"),
 }

@@ -74,7 +74,7 @@ def spsa_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def nnue_run(tmp_path_factory):
-    """A 3-game datagen run at 200 nodes a move, and a net of 8 neurons trained 3 epochs on it."""
+    """A 3-game datagen run at 200 nodes a move, and a net of 16 neurons trained 3 epochs on it."""
     from tuner.datagen.run import DATA_FILE, DatagenConfig, DatagenRun, generate
     from tuner.nnue.train import Config, Training
 
@@ -82,7 +82,7 @@ def nnue_run(tmp_path_factory):
     dg = DatagenRun.create(str(out / "dg"), DatagenConfig(games=3, nodes=200, start_nodes=100,
                                                           seed=5))
     generate(dg, progress=False, log=lambda *a: None)
-    config = Config(data=[dg.file(DATA_FILE)], output=str(out / "net.nnue"), hidden=8,
+    config = Config(data=[dg.file(DATA_FILE)], output=str(out / "net.nnue"), hidden=16,
                     epochs=3, batch_size=64, lr=0.01)
     run = Training.create(out / "net.nnue.run", config)
     assert run.train(progress=False)
@@ -151,7 +151,7 @@ def test_nnue_notebook_plots_losses_output_against_scores_and_weight_maps(nnue_r
     assert _figures(nb) == 4  # losses, output against scores, two sets of heat maps
     text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
                    for out in c.get("outputs", []))
-    assert "(768 -> 8)x2 -> 1 on" in text and "3 of 3 epochs" in text
+    assert "(768 -> 16)x2 -> 1 on" in text and "3 of 3 epochs" in text
     assert "best validation loss" in text and "correlation" in text
 
 

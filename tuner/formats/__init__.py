@@ -8,7 +8,7 @@ from wasp.lazyimport import face
 __all__, __getattr__, __dir__ = face(__name__, {
     "bfkernels": ("EMPTY KING LOWEST_BIT MAX_PIECES OFF_KSQ OFF_OCC OFF_OPP_KSQ OFF_PCS "
                  "OFF_RESULT OFF_SCORE RECORD_SIZE THEIRS pack"),
-    "bulletformat": "BfWriter BulletFormatError encode_text load_bf read_bf save_bf",
+    "bulletformat": "BfWriter BulletFormatError encode_text load_bf map_bf read_bf save_bf",
     "bullettext": "TextFormatError TextWriter format_line format_side read_text side_path",
     "convert": "ConvertError Filters convert",
     "labelled_epd": "EpdFormatError EpdWriter read_epd",

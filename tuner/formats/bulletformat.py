@@ -138,6 +138,18 @@ def load_bf(path) -> np.ndarray:
     return boards
 
 
+def map_bf(path) -> np.ndarray:
+    """The records of a .bf file memory-mapped (uint8 [n, 32], read-only), checked a chunk at
+    a time; BulletFormatError names a bad file or record."""
+    size = _size(path)
+    if not size:
+        return np.zeros((0, RECORD_SIZE), dtype=np.uint8)
+    boards = np.memmap(path, dtype=np.uint8, mode="r").reshape(-1, RECORD_SIZE)
+    for start in range(0, len(boards), CHUNK):
+        _check(path, np.asarray(boards[start:start + CHUNK]), start)
+    return boards
+
+
 def save_bf(boards, path) -> None:
     """Write records (uint8 [n, 32] or DTYPE) as a .bf file, atomically (a temporary file
     renamed)."""

@@ -1,5 +1,6 @@
-"""The net trainer (`wasp-tune nnue train`): a (768 -> N)x2 -> 1 net trained on the CPU from
-bullet text or bulletformat records, written in bullet's layout for the engine's EvalFile."""
+"""The net trainer (`wasp-tune nnue train`): the nets of bullet's progression (`wasp.nnue.arch`)
+trained on the CPU from bullet text, bulletformat or viriformat data, written as bullet's
+examples write them for the engine's EvalFile."""
 
 from wasp.lazyimport import face
 

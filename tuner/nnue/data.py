@@ -1,9 +1,11 @@
 """Training positions for the net trainer: bulletformat `ChessBoard` records (layout, reader and
 writer in `tuner.formats.bulletformat`, the text parser in `tuner.formats.bfkernels`, shared with
 datagen) from bullet text, `.bf` or viriformat `.vf` files (its games replayed by
-`tuner.formats.decode_boards`, filtered as bullet's binpack loaders filter), their Chess768
-features and the datagen game of each. Big text files get a binary cache beside them
-(`FILE.bfcache`, plain records) so a second run skips the parsing.
+`tuner.formats.decode_boards`, filtered as bullet's binpack loaders filter), their inputs and
+the datagen game of each. Big text files get a binary cache beside them (`FILE.bfcache`, plain
+records) so a second run skips the parsing. Streamed (`load(..., stream=True)`), the records
+stay on disk: `.bf` files memory-mapped, text and `.vf` decoded a chunk at a time into a
+`.bfcache` beside them (a `.vf` one also keeps its games), read through `MappedRecords`.
 """
 
 import os
@@ -30,15 +32,25 @@ from tuner.formats import (  # noqa: F401 (the record layout, for the trainer an
     encode_text,
     is_viri,
     load_bf,
+    map_bf,
     pack,
     save_bf,
 )
 from tuner.formats import RECORD_SIZE as RECORD
 from tuner.formats import THEIRS as OPPONENT
 from tuner.formats import side_path as side_record
-from wasp.nnue.inputs import BLACK, FEATURES, MAX_ACTIVE, WHITE, feature
+from wasp.nnue.inputs import (
+    BLACK,
+    FEATURES,
+    LAYOUT_SIZE,
+    MAX_ACTIVE,
+    WHITE,
+    bucket_table,
+    bucketed_feature,
+    feature,
+)
 
-NO_FEATURE = FEATURES  # padding in feature lists
+NO_FEATURE = FEATURES  # padding in Chess768's feature lists
 CACHE_SUFFIX = ".bfcache"
 CACHE_MIN_BYTES = 16 << 20  # text files this big or bigger get a cache
 NL = 10
@@ -49,13 +61,17 @@ class DataError(ValueError):
 
 
 @njit(cache=True, nogil=True)
-def board_features(boards, j, stm, ntm, files=0):
-    """Chess768 inputs (`wasp.nnue.inputs.feature`) of record j into stm/ntm, the side to
-    move's and the other side's; returns their count. The record is the side to move's view,
-    so the side to move is White there and its opponent Black. `files` 7 gives the position
-    mirrored left to right (square ^ 7).
+def board_features(boards, j, stm, ntm, files, table, mirrored):
+    """The inputs of record j into stm/ntm, the side to move's and the other side's; returns
+    their count. Chess768 (`wasp.nnue.inputs.feature`), or with `mirrored` the king-bucketed,
+    mirrored inputs (`bucketed_feature`, `table` from `bucket_table`; the record's king squares
+    pick the buckets). The record is the side to move's view, so the side to move is White
+    there and its opponent Black. `files` 7 gives the position mirrored left to right
+    (square ^ 7).
     """
     count = 0
+    king_s = np.int64(boards[j, OFF_KSQ] ^ files)  # each king as its own side sees the board
+    king_n = np.int64(boards[j, OFF_OPP_KSQ] ^ files)
     for k in range(8):
         v = boards[j, OFF_OCC + k]
         while v:
@@ -64,16 +80,20 @@ def board_features(boards, j, stm, ntm, files=0):
             nib = (boards[j, OFF_PCS + (count >> 1)] >> (4 * (count & 1))) & 15
             colour = BLACK if nib & OPPONENT else WHITE
             piece_type = nib & 7
-            stm[count] = feature(WHITE, colour, piece_type, sq)
-            ntm[count] = feature(BLACK, colour, piece_type, sq)
+            if mirrored:
+                stm[count] = bucketed_feature(table, king_s, WHITE, colour, piece_type, sq)
+                ntm[count] = bucketed_feature(table, king_n, BLACK, colour, piece_type, sq)
+            else:
+                stm[count] = feature(WHITE, colour, piece_type, sq)
+                ntm[count] = feature(BLACK, colour, piece_type, sq)
             count += 1
     return count
 
 
 @njit(cache=True, nogil=True)
-def _all_features(boards, stm, ntm, counts):
+def _all_features(boards, stm, ntm, counts, table, mirrored):
     for j in range(boards.shape[0]):
-        counts[j] = board_features(boards, j, stm[j], ntm[j])
+        counts[j] = board_features(boards, j, stm[j], ntm[j], 0, table, mirrored)
 
 
 @njit(cache=True, nogil=True)
@@ -106,15 +126,19 @@ def random_records(n, seed=0, pieces=(8, 32), values=(100, 300, 300, 500, 900)):
     return out
 
 
-def features(boards):
-    """(stm, ntm, counts): int64 [n, MAX_ACTIVE] feature lists padded with NO_FEATURE, int64
+def features(boards, arch=None):
+    """(stm, ntm, counts): int64 [n, MAX_ACTIVE] input lists of an architecture's inputs
+    (default Chess768) padded with the number of inputs (NO_FEATURE for Chess768), int64
     [n]."""
     boards = np.ascontiguousarray(boards, dtype=np.uint8).reshape(-1, RECORD)
     n = len(boards)
-    stm = np.full((n, MAX_ACTIVE), NO_FEATURE, dtype=np.int64)
-    ntm = np.full((n, MAX_ACTIVE), NO_FEATURE, dtype=np.int64)
+    pad = NO_FEATURE if arch is None else arch.features
+    stm = np.full((n, MAX_ACTIVE), pad, dtype=np.int64)
+    ntm = np.full((n, MAX_ACTIVE), pad, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)
-    _all_features(boards, stm, ntm, counts)
+    layout = (0,) * LAYOUT_SIZE if arch is None else arch.layout
+    _all_features(boards, stm, ntm, counts, bucket_table(layout),
+                  arch is not None and arch.mirrored)
     return stm, ntm, counts
 
 
@@ -260,11 +284,124 @@ def game_ids(path, n):
     return ids[:count]
 
 
+class MappedRecords:
+    """The records of several memory-mapped files seen as one [n, 32] array, read by `take`
+    (the rows asked for, gathered into memory)."""
+
+    def __init__(self, maps):
+        self.maps = list(maps)
+        self.ends = np.cumsum([len(m) for m in self.maps], dtype=np.int64)
+
+    def __len__(self):
+        return int(self.ends[-1]) if len(self.ends) else 0
+
+    @property
+    def shape(self):
+        return len(self), RECORD
+
+    def take(self, rows) -> np.ndarray:
+        """uint8 [len(rows), 32]: the records of `rows` (indices into the whole), in order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(rows), RECORD), dtype=np.uint8)
+        which = np.searchsorted(self.ends, rows, side="right")
+        for f in np.unique(which):
+            mask = which == f
+            start = self.ends[f - 1] if f else 0
+            out[mask] = self.maps[f][rows[mask] - start]
+        return out
+
+    def __repr__(self):
+        return f"<MappedRecords {len(self):,} records in {len(self.maps)} file(s)>"
+
+
+def gather(boards, idx):
+    """(records, indices) for the kernels: `boards` and `idx` as they are, or for
+    MappedRecords the rows of idx gathered (an index ~r, a record mirrored, stays ~)."""
+    if not isinstance(boards, MappedRecords):
+        return boards, idx
+    idx = np.asarray(idx, dtype=np.int64)
+    flipped = idx < 0
+    local = np.arange(len(idx), dtype=np.int64)
+    local[flipped] = ~local[flipped]
+    return boards.take(np.where(flipped, ~idx, idx)), local
+
+
+def _filter_key(filters: Filters | None) -> str:
+    if filters is None:
+        return ""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    text = json.dumps(asdict(filters), sort_keys=True)
+    return "." + hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _fresh(cache, source) -> bool:
+    try:
+        return (os.path.getmtime(cache) >= os.path.getmtime(source)
+                and os.path.getsize(cache) % RECORD == 0)
+    except OSError:
+        return False
+
+
+def _write_chunks(chunks, cache) -> None:
+    """Write record chunks (uint8 [k, 32] each) to `cache` (atomically)."""
+    from wasp.atomicfile import replacing
+
+    with replacing(cache) as tmp, open(tmp, "wb") as f:
+        for chunk in chunks:
+            np.ascontiguousarray(chunk, dtype=np.uint8).tofile(f)
+
+
+def map_file(entry, progress=False):
+    """(MappedRecords' map, games or None) of a data entry streamed: a `.bf` file mapped, a
+    text or `.vf` file through its `.bfcache` (written a chunk at a time when missing or older
+    than the file; for a `.vf` file one a filter, its games beside it in `.games.npy`)."""
+    from wasp.exitcodes import file_problem
+
+    path, filters = source(entry)
+    problem = file_problem(path, text=not is_binary(path))
+    if problem:
+        raise DataError(f"data file {problem}")
+    try:
+        if is_bf(path):
+            return map_bf(path), None
+        if is_viri(path):
+            cache = path + _filter_key(filters) + CACHE_SUFFIX
+            games_file = cache + ".games.npy"
+            if not (_fresh(cache, path) and _fresh(games_file, path)):
+                games = []
+
+                def records():
+                    for batch in decode_boards(path, filters, progress=progress):
+                        games.append(batch.games)
+                        yield batch.boards
+
+                _write_chunks(records(), cache)
+                joined = np.concatenate(games) if games else np.empty(0, np.int64)
+                np.save(games_file, joined)
+            boards, games = map_bf(cache), np.load(games_file, mmap_mode="r")
+            if filters is not None and not len(boards):
+                raise DataError(f"{path}: no position passes the filter")
+            return boards, games
+        if filters is not None:
+            raise DataError(f"{path}: the filter reads viriformat (.vf) files only")
+        cache = path + CACHE_SUFFIX
+        if not _fresh(cache, path):
+            _write_chunks((c.view(np.uint8).reshape(-1, RECORD) for c in
+                           encode_text(path, progress=progress)), cache)
+        boards = map_bf(cache)
+        return boards, game_ids(path, len(boards))
+    except (BulletFormatError, ViriFormatError) as e:
+        raise DataError(str(e)) from None
+
+
 @dataclass
 class Dataset:
     """Records of one or more files, with the game of each position when the data say it."""
 
-    boards: np.ndarray  # uint8 [n, 32]
+    boards: np.ndarray  # uint8 [n, 32], or MappedRecords when streamed
     games: np.ndarray | None = None  # int64 [n], distinct across files
     files: list = field(default_factory=list)  # (path, positions)
 
@@ -276,9 +413,10 @@ class Dataset:
         return f"<Dataset {len(self):,} positions from {len(self.files)} file(s), {split}>"
 
 
-def load(paths, progress=False, cache=True) -> Dataset:
+def load(paths, progress=False, cache=True, stream=False) -> Dataset:
     """The records of every entry of `paths` (text, `.bf` or `.vf` files; a `.vf` through its
-    filter, see `source`), in order. A viriformat file's games are its own."""
+    filter, see `source`), in order: in memory, or with `stream` on disk (`map_file`). A
+    viriformat file's games are its own."""
     from wasp.exitcodes import file_problem
 
     boards, games, files = [], [], []
@@ -286,7 +424,9 @@ def load(paths, progress=False, cache=True) -> Dataset:
     offset = 0
     for entry in paths:
         path, filters = source(entry)
-        if is_viri(path):
+        if stream:
+            b, g = map_file(entry, progress)
+        elif is_viri(path):
             problem = file_problem(path, text=False)
             if problem:
                 raise DataError(f"data file {problem}")
@@ -303,7 +443,10 @@ def load(paths, progress=False, cache=True) -> Dataset:
         if g is None:
             all_games = False
         elif len(g):
-            games.append(g - g.min() + offset)
+            games.append(np.asarray(g) - np.min(g) + offset)
             offset = int(games[-1].max()) + 1
-    joined = np.concatenate(boards) if boards else np.empty((0, RECORD), dtype=np.uint8)
+    if stream:
+        joined = MappedRecords(boards)
+    else:
+        joined = np.concatenate(boards) if boards else np.empty((0, RECORD), dtype=np.uint8)
     return Dataset(joined, np.concatenate(games) if all_games and games else None, files)

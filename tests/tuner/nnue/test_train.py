@@ -9,12 +9,14 @@ import pytest
 
 from tuner.cli import main as wasp_tune
 from tuner.nnue import data as D
-from tuner.nnue.train import Config, Training, epoch_order, split
+from tuner.nnue.train import Config, Training, epoch_order, read_history, split
+from wasp.nnue import arch as A
 from wasp.nnue import netfile
+from wasp.nnue.arch import Arch
 
 
 def _config(tmp_path, data=(), **kw):
-    settings = {"hidden": 8, "epochs": 2, "batch_size": 256, "valid": 0.1, "lr": 0.01}
+    settings = {"hidden": 16, "epochs": 2, "batch_size": 256, "valid": 0.1, "lr": 0.01}
     settings.update(kw)
     return Config(data=[str(p) for p in data], output=str(tmp_path / "net.nnue"), **settings)
 
@@ -39,9 +41,9 @@ def test_data_smaller_than_a_batch_trains_and_exports(tmp_path):
     assert run.batches() == 1
     before = run.net.copy()
     assert run.train(progress=False)
-    assert not np.array_equal(before.l0w, run.net.l0w)
+    assert not np.array_equal(before.params["l0w"], run.net.params["l0w"])
     path = run.export()
-    assert netfile.read(path).hidden == 8
+    assert netfile.read(path).hidden == 16
     meta = json.loads((tmp_path / "net.nnue.json").read_text())
     assert meta["positions"] == {"train": 40, "valid": 0, "split": "none"}
     assert meta["epochs"] == 3 and len(meta["losses"]) == 3
@@ -61,7 +63,39 @@ def test_resume_continues_exactly(tmp_path):
     for name, a in whole.net.arrays().items():
         assert np.array_equal(a, part.net.arrays()[name]), name
     assert [r["valid_loss"] for r in whole.history] == [r["valid_loss"] for r in part.history]
-    assert np.array_equal(whole.final_net().l0w, part.final_net().l0w)
+    assert np.array_equal(whole.final_net().params["l0w"], part.final_net().params["l0w"])
+
+
+def test_a_king_bucketed_run_with_a_factoriser_resumes_exactly_and_exports_its_arch(tmp_path):
+    layout = [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7,
+              8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9]
+    arch = Arch("buckets-mirrored", layout, 16, output_buckets=8)
+    boards = D.random_records(1500, seed=2)
+    bf = tmp_path / "data.bf"
+    D.write_bf(boards, bf)
+    settings = {"arch": arch.to_json(), "factoriser": True, "epochs": 2}
+    whole = Training.create(tmp_path / "whole", _config(tmp_path, [bf], **settings))
+    assert whole.opt.clip_of("l0f") == 0.99 and whole.opt.clip_of("l1w") == 1.98
+    assert whole.train(progress=False)
+    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], **settings))
+    assert not part.train(progress=False, stop_after=4)
+    part = Training.open(tmp_path / "part")
+    assert part.train(progress=False)
+    for name, a in whole.net.params.items():
+        assert np.array_equal(a, part.net.params[name]), name
+    assert np.abs(whole.net.params["l0f"]).max() > 0  # the factoriser trained
+    assert np.abs(whole.net.params["l0w"]).max() <= 0.99
+    path = whole.export()
+    assert path.stat().st_size == arch.file_size()  # the factoriser merged, not written
+    assert A.arch_of(path) == arch
+    assert A.arch_of(whole.dir / "nets" / "epoch-2.nnue") == arch
+    meta = json.loads((tmp_path / "net.nnue.json").read_text())
+    assert meta["architecture"] == "(768x10hm -> 16)x2 -> 1x8, SCReLU, a factoriser merged"
+
+
+def test_a_factoriser_needs_king_buckets(tmp_path):
+    with pytest.raises(ValueError, match="-factoriser needs king buckets"):
+        _config(tmp_path, factoriser=True).check()
 
 
 def test_split_keeps_games_whole_or_takes_blocks():
@@ -82,17 +116,17 @@ def test_cli_trains_a_net_from_text(tmp_path, capsys):
     data = tmp_path / "d.txt"
     data.write_text("".join(lines))
     out = tmp_path / "nets" / "a.nnue"
-    code = wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "4", "-epochs",
+    code = wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "16", "-epochs",
                       "2", "-quiet"])
     assert code == 0
-    assert out.stat().st_size == netfile.file_size(4)
+    assert out.stat().st_size == netfile.file_size(16)
     meta = json.loads((tmp_path / "nets" / "a.nnue.json").read_text())
     assert meta["command"].startswith("wasp-tune nnue train ")
     assert meta["data"] == [{"path": str(data), "positions": 60}]
     assert (tmp_path / "nets" / "a.nnue.run" / "history.csv").exists()
     for epoch in (1, 2):
         each = tmp_path / "nets" / "a.nnue.run" / "nets" / f"epoch-{epoch}.nnue"
-        assert netfile.read(each).hidden == 4
+        assert netfile.read(each).hidden == 16
     assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-quiet"]) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "3",
@@ -131,7 +165,7 @@ def test_a_vf_file_trains_the_net_its_text_trains(tmp_path):
     nets = []
     for data in (text, vf):
         out = tmp_path / f"{data.suffix[1:]}.nnue"
-        assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "8",
+        assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "16",
                           "-epochs", "2", "-batch-size", "64", "-valid", "0.2", "-quiet"]) == 0
         nets.append(out.read_bytes())
         meta = json.loads((tmp_path / f"{out.name}.json").read_text())
@@ -147,7 +181,7 @@ def test_the_filter_flags_read_vf_files_and_stay_with_the_run(tmp_path, capsys):
     kept = tmp_path / "kept.txt"
     assert wasp_tune(["data", "convert", str(vf), str(kept), *flags, "-quiet"]) == 0
     out = tmp_path / "f.nnue"
-    assert wasp_tune(["nnue", "train", str(vf), "-o", str(out), "-hidden", "4", "-epochs", "1",
+    assert wasp_tune(["nnue", "train", str(vf), "-o", str(out), "-hidden", "16", "-epochs", "1",
                       *flags, "-quiet"]) == 0
     meta = json.loads((tmp_path / "f.nnue.json").read_text())
     positions = len(kept.read_text().splitlines())
@@ -228,7 +262,154 @@ def test_mirror_flips_half_of_each_epoch_and_resumes_exactly(tmp_path):
     assert not part.train(progress=False, stop_after=5)
     part = Training.open(tmp_path / "part")
     assert part.config.mirror and part.train(progress=False)
-    assert np.array_equal(whole.net.l0w, part.net.l0w)
+    assert np.array_equal(whole.net.params["l0w"], part.net.params["l0w"])
     plain = Training.create(tmp_path / "plain", _config(tmp_path, [bf]))
     assert plain.train(progress=False)
-    assert not np.array_equal(whole.net.l0w, plain.net.l0w)
+    assert not np.array_equal(whole.net.params["l0w"], plain.net.params["l0w"])
+
+
+EXAMPLE_LAYOUT = "0,1,2,3,4,4,5,5,6,6,6,6,7,7,7,7,8,8,8,8,8,8,8,8,9,9,9,9,9,9,9,9"
+
+
+def test_the_architecture_flags_and_an_arch_file_train_the_same_net(tmp_path):
+    text = random_games_as_text(tmp_path / "d.txt", games=4)
+    common = ["-epochs", "1", "-batch-size", "64", "-factoriser", "-quiet"]
+    flags = tmp_path / "flags.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(flags), "-hidden", "16",
+                      "-buckets", EXAMPLE_LAYOUT, "-output-buckets", "8", *common]) == 0
+    arch = A.arch_of(flags)
+    assert arch == Arch("buckets-mirrored", [int(b) for b in EXAMPLE_LAYOUT.split(",")], 16,
+                        output_buckets=8)
+    spec = tmp_path / "arch.json"
+    spec.write_text(json.dumps({"arch": arch.to_json()}))
+    from_file = tmp_path / "file.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(from_file), "-arch", str(spec),
+                      *common]) == 0
+    assert flags.read_bytes() == from_file.read_bytes()
+    assert netfile.read_net(from_file).arch == arch  # the engine's loader reads it
+    meta = json.loads((tmp_path / "file.nnue.json").read_text())
+    assert meta["settings"]["factoriser"] and meta["arch"] == arch.to_json()
+
+
+def test_example_4_trains_from_the_command_line_and_resumes_with_its_architecture(tmp_path):
+    text = random_games_as_text(tmp_path / "d.txt", games=3)
+    out = tmp_path / "m.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(out), "-hidden", "32", "-layers",
+                      "16,32", "-buckets", EXAMPLE_LAYOUT, "-factoriser", "-output-buckets",
+                      "8", "-epochs", "1", "-batch-size", "64", "-quiet"]) == 0
+    arch = A.arch_of(out)
+    assert arch.layers == (16, 32) and arch.activation == "crelu"
+    assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "2",
+                      "-quiet"]) == 0
+    assert A.arch_of(out) == arch and out.stat().st_size == arch.file_size()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["-buckets", "0,1,2"], "-buckets takes 32 bucket numbers"),
+    (["-buckets", "0,x"], "-buckets takes comma-separated numbers"),
+    (["-factoriser"], "-factoriser needs king buckets"),
+    (["-hidden", "8"], "-hidden must be from 16 to 2048, not 8"),
+    (["-layers", "16,32", "-activation", "screlu"], "-activation must be crelu with layers"),
+    (["-output-buckets", "40"], "-output-buckets must be from 1 to 32"),
+    (["-arch", "ARCH", "-hidden", "64"], "-hidden cannot be given with it"),
+    (["-arch", "DATA"], "DATA: not JSON"),
+    (["-wdl", "0.2,1.5"], "-wdl must be in [0, 1]"),
+    (["-wdl", "1,2,3"], "-wdl takes W or START,END"),
+    (["-epochs", "3", "-superbatches", "2"], "-epochs and -superbatches: give one"),
+    (["-resume", "nowhere", "-buckets", EXAMPLE_LAYOUT], "-buckets cannot change with -resume"),
+])
+def test_bad_architecture_and_schedule_flags_are_one_line(tmp_path, capsys, monkeypatch, argv,
+                                                          words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "DATA").write_text("4k3/8/8/8/8/8/8/4K3 w - - 0 1 | 0 | 0.5\n")
+    (tmp_path / "ARCH").write_text(json.dumps({"arch": Arch().to_json()}))
+    data = [] if "-resume" in argv else ["DATA", "-o", "n.nnue"]
+    assert wasp_tune(["nnue", "train", *data, *argv, "-quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_the_schedules_are_bullets_by_superbatch(tmp_path):
+    cfg = _config(tmp_path, superbatches=40, lr=0.001, lr_schedule="cosine",
+                  lr_final=0.001 * 0.3 ** 5, wdl=0.2, wdl_end=0.8)
+    for s in (1, 7, 20, 39):  # bullet's CosineDecayLR at superbatch s
+        lam = 1 - 0.5 * (1 + np.cos(np.pi * s / 40))
+        assert cfg.learning_rate(s - 1, 5, 100) == pytest.approx(0.001 + lam * (cfg.lr_final
+                                                                                 - 0.001))
+    assert cfg.learning_rate(39, 0, 100) == cfg.lr_final
+    assert [cfg.wdl_at(u) for u in (0, 39)] == [0.2, pytest.approx(0.8)]  # LinearWDL
+    assert cfg.wdl_at(13) == pytest.approx(0.2 + 0.6 * 13 / 39)
+    assert _config(tmp_path, wdl=0.3).wdl_at(7) == 0.3
+    step = _config(tmp_path, superbatches=10, lr_gamma=0.5, lr_step=4)
+    assert [step.learning_rate(u, 0, 1) for u in (0, 3, 4, 8)] == [0.01, 0.01, 0.005, 0.0025]
+
+
+def test_superbatches_stream_across_epochs_and_resume_exactly(tmp_path):
+    boards = D.random_records(1000, seed=6)
+    bf = tmp_path / "data.bf"
+    D.write_bf(boards, bf)
+    settings = {"superbatches": 3, "batches_per_superbatch": 5, "batch_size": 128,
+                "save_rate": 2, "wdl": 0.1, "wdl_end": 0.9, "lr_schedule": "cosine"}
+    whole = Training.create(tmp_path / "whole", _config(tmp_path, [bf], **settings))
+    assert whole.batches() == 5 and len(whole.train_idx) == 900
+    stream = whole.positions(0, 3 * 5 * 128)  # 1,920 positions: the epochs' orders in turn
+    assert np.array_equal(stream[:900], epoch_order(whole.train_idx, 1, 0))
+    assert np.array_equal(stream[900:1800], epoch_order(whole.train_idx, 1, 1))
+    assert whole.train(progress=False)
+    assert [r["superbatch"] for r in read_history(whole.dir)] == [1, 2, 3]
+    assert sorted(p.name for p in (whole.dir / "nets").iterdir()) == [
+        "superbatch-2.nnue", "superbatch-3.nnue"]
+    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], **settings))
+    assert not part.train(progress=False, stop_after=7)
+    part = Training.open(tmp_path / "part")
+    assert part.train(progress=False)
+    for name, a in whole.net.params.items():
+        assert np.array_equal(a, part.net.params[name]), name
+    with pytest.raises(ValueError, match="counts superbatches: extend it with -superbatches"):
+        Training.open(tmp_path / "part", epochs=4)
+
+
+def test_streamed_data_trains_the_net_data_in_memory_trains(tmp_path):
+    """Records read from disk a batch at a time (a .bf mapped, text and .vf through their
+    .bfcache) train byte for byte the net the same records in memory train, with the same seed
+    and order (here windows of 300 positions, mirrored halves)."""
+    text = random_games_as_text(tmp_path / "d.txt", games=8)
+    vf = tmp_path / "g.vf"
+    assert wasp_tune(["data", "convert", str(random_games_as_text(tmp_path / "g.txt", games=6,
+                                                                  seed=9)), str(vf),
+                      "-quiet"]) == 0
+    bf = tmp_path / "r.bf"
+    D.write_bf(D.random_records(700, seed=3), bf)
+    data = [str(text), {"path": str(vf), "filter": {"min_ply": 4, "no_check": True,
+                                                    "no_capture": False, "max_score": None}},
+            str(bf)]
+    settings = {"epochs": 2, "batch_size": 100, "shuffle_buffer": 300, "mirror": True,
+                "valid": 0.1}
+    runs = {}
+    for stream in (False, True):
+        cfg = Config(data=data, output=str(tmp_path / f"{stream}.nnue"), hidden=16, lr=0.01,
+                     stream=stream, **settings)
+        runs[stream] = Training.create(tmp_path / f"run-{stream}", cfg)
+        assert runs[stream].train(progress=False)
+    memory, streamed = runs[False], runs[True]
+    assert isinstance(streamed.dataset.boards, D.MappedRecords)
+    assert np.array_equal(streamed.dataset.boards.take(np.arange(len(memory.dataset))),
+                          memory.dataset.boards)
+    assert np.array_equal(memory.valid_idx, streamed.valid_idx)
+    for name, a in memory.net.params.items():
+        assert np.array_equal(a, streamed.net.params[name]), name
+    assert memory.history[-1]["valid_loss"] == streamed.history[-1]["valid_loss"]
+    assert (tmp_path / "d.txt.bfcache").exists()  # a text file's records, written once
+    resumed = Training.open(tmp_path / "run-True", epochs=3, stream=False)  # either way on
+    assert resumed.train(progress=False) and not resumed.config.stream
+
+
+def test_a_shuffle_buffer_shuffles_windows_of_consecutive_positions():
+    train = np.arange(1000, dtype=np.int64)
+    order = epoch_order(train, 5, 2, buffer=300)
+    assert sorted(order.tolist()) == list(range(1000))
+    window = order // 300  # each window's positions come together, the windows shuffled
+    assert np.count_nonzero(np.diff(window)) == 3 and sorted(set(window.tolist())) == [0, 1, 2, 3]
+    assert window[0] != 0 or window[-1] != 3
+    assert not np.array_equal(order, epoch_order(train, 5, 3, buffer=300))
+    assert np.array_equal(epoch_order(train, 5, 2, buffer=1000), epoch_order(train, 5, 2))
