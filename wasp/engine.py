@@ -151,7 +151,7 @@ def wait_for_kernels() -> None:
 
 def _mate_moves(score: int) -> int | None:
     """Moves to mate (negative: being mated), or None for a centipawn score."""
-    from wasp.search import MATE, MATE_BOUND
+    from wasp.types import MATE, MATE_BOUND
 
     if abs(score) < MATE_BOUND:
         return None
@@ -189,7 +189,7 @@ def _tablebase_info(on_info, probe):
     """`on_info` with the tables' score (unless the search found a mate) and their hits."""
     if on_info is None:
         return None
-    from wasp.search import MATE_BOUND
+    from wasp.types import MATE_BOUND
 
     def info(line):
         if line.pv:
@@ -617,7 +617,7 @@ class Engine:
         finally:
             searcher.on_currmove = None
         if result is not None and search.probe is not None and result.best != "0000":
-            from wasp.search import MATE_BOUND
+            from wasp.types import MATE_BOUND
 
             result.score = search.probe.score(result.best, result.score, MATE_BOUND)
         search.release.wait()

@@ -7,6 +7,10 @@ queen 4); the king safety table (opening) and the draw factor are the non-linear
 
 `E` (made by `new_eval_cache`) holds the pawn hash, the evaluation cache, hit counters and the
 KPK bitbase; call `clear_eval_cache(E)` whenever W changes.
+
+The small helpers called from many places (`_add`, `_dist`, `_tdiv`, `_pawn_attacks`) are
+plain kernels, not numba-inlined: LLVM inlines them all the same, and numba's own inlining of
+each of their 60-odd call sites took half of the evaluation's compile.
 """
 
 import numpy as np
@@ -174,19 +178,19 @@ def cache_stats(E) -> dict:
 # Helpers
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _tdiv(a, b):
     """a / b truncated toward zero (keeps the evaluation colour-symmetric)."""
     q = abs(a) // b
     return q if a >= 0 else -q
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _dist(a, b):
     return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _add(W, TR, tracing, mg_off, eg_off, c, k, mg, eg):
     """Add k times a linear term for colour c (white +, black -) to (mg, eg); trace it."""
     if tracing:
@@ -218,7 +222,7 @@ def eval_prefetch(S, E):
     prefetch(E, _pawn_slot(bb[W_PAWN], bb[B_PAWN]))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pawn_attacks(pawns, c):
     if c == 0:
         return ((pawns & ~FILE_A) << U64(7)) | ((pawns & ~FILE_H) << U64(9))
