@@ -320,9 +320,9 @@ def _eval(fen, eval_file=None):
         W = engine.W
     except ValueError as e:
         return fail("wasp eval", e)
-    from wasp.nnue.netfile import Net
+    from wasp.nnue.netfile import is_net
 
-    if isinstance(W, Net):
+    if is_net(W):
         from wasp.nnue.accumulator import nn_array
         from wasp.nnue.evaluate import evaluate_position
 

@@ -42,7 +42,7 @@ from wasp.movepick import (
     SD_TT_PROBES,
 )
 from wasp.nnue.accumulator import NN_HIDDEN, nn_array
-from wasp.nnue.netfile import Net
+from wasp.nnue.netfile import is_net
 from wasp.position import copy_state
 from wasp.search import (
     INF,
@@ -131,9 +131,9 @@ class Searcher:
 
     def set_weights(self, W) -> None:
         """New evaluation weights: the hand-written evaluation's vector, or a net
-        (`wasp.nnue.netfile.Net`) that then evaluates instead (none: the vector's weights
+        (`wasp.nnue.netfile.read_net`) that then evaluates instead (none: the vector's weights
         do). The TT and the evaluation caches are cleared."""
-        if isinstance(W, Net):
+        if is_net(W):
             self.NN = nn_array(W)
         else:
             self.W = np.ascontiguousarray(W, dtype=np.int64)

@@ -114,15 +114,17 @@ def eval_file_path(value: str) -> str:
 
 
 def load_eval_file(path):
-    """An EvalFile's evaluation: a net (`wasp.nnue.netfile.Net`), told by its content, or the
-    hand-written evaluation's weight vector from a params file; ValueError in one line."""
+    """An EvalFile's evaluation: a net (`wasp.nnue.netfile.read_net`), told by its NET.json or
+    its content, or the hand-written evaluation's weight vector from a params file; ValueError
+    in one line."""
     from wasp import params
+    from wasp.nnue import arch as _arch
     from wasp.nnue import netfile
 
     path = eval_file_path(path)
     try:
-        if netfile.looks_like_net(path) or _binary(path):
-            return netfile.read(path)  # a net (ValueError: no net has that size)
+        if _arch.arch_of(path) is not None or netfile.looks_like_net(path) or _binary(path):
+            return netfile.read_net(path)  # a net (ValueError: no net has that size)
         return params.load(path)  # ValueError names the file, line and parameter
     except (OSError, ValueError) as exc:
         raise ValueError(f"EvalFile not loaded: {exc}") from None
@@ -272,7 +274,7 @@ class Engine:
     # -- loading -------------------------------------------------------------------------
     @property
     def W(self):
-        """EvalFile's evaluation: a net (`wasp.nnue.netfile.Net`), the hand-written
+        """EvalFile's evaluation: a net (`wasp.nnue.netfile.read_net`), the hand-written
         evaluation's weights, or None for its built-in ones. The default net is read at first
         use, so that `uci` is answered before any file is read."""
         if self._W is None and self.eval_file:
@@ -378,8 +380,8 @@ class Engine:
         self.eval_file, self._W = value, W
         if self.searcher is not None:
             self.searcher.set_weights(W)
-        if isinstance(W, netfile.Net):
-            return f"EvalFile {value} loaded: a net, 768 -> {W.hidden} x 2 -> 1"
+        if netfile.is_net(W):
+            return f"EvalFile {value} loaded: a net, {netfile.describe(W)}"
         return f"EvalFile {value} loaded"
 
     def _set_searchfile(self, option, value):

@@ -197,7 +197,7 @@ def test_wasp_bench_runs_with_a_net_and_gives_a_fixed_signature(net_path):
         r = subprocess.run([*WASP, "bench", "3", "--eval-file", str(net_path)],
                            capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr
-        assert "a net, 768 -> 16 x 2 -> 1" in r.stdout
+        assert "a net, (768 -> 16)x2 -> 1, SCReLU" in r.stdout
         counts.append([ln for ln in r.stdout.splitlines() if ln.startswith("Nodes searched")])
     assert counts[0] == counts[1] and counts[0]
 
@@ -274,3 +274,102 @@ def test_the_search_evaluation_of_a_wild_net_stays_clear_of_mate_scores(tmp_path
     path.write_bytes(bullet_bytes(np.zeros((768, 16)), np.full(16, 1.98), np.full(32, 1.98), 1.9))
     net, used = evaluate_position(nn_array(netfile.read(path)), Position())
     assert net > EVAL_LIMIT and used == EVAL_LIMIT < MATE_BOUND
+
+
+# ---- nets after the first: bullet's progression examples 2 to 4, with their NET.json
+
+
+@pytest.fixture(scope="module")
+def progression(tmp_path_factory):
+    """Random nets of examples 2, 3 and 4 (N = 32; K = 8; example 3's ten king buckets),
+    each with its NET.json, and their "arch" objects."""
+    from tests.wasp.nnue.test_network import arch_json, random_net
+
+    directory = tmp_path_factory.mktemp("progression")
+    nets = {}
+    for step in (2, 3, 4):
+        arch = arch_json(step, hidden=32, k=8)
+        random_net(directory / f"example{step}.nnue", arch, seed=step)
+        nets[step] = (directory / f"example{step}.nnue", arch)
+    return nets
+
+
+def test_evalfile_loads_a_net_of_any_architecture_from_its_net_json(progression):
+    from wasp.nnue.arch import QuantisedNet
+
+    engine = Engine()
+    for step, (path, arch) in progression.items():
+        message = engine.set_option("EvalFile", str(path))
+        assert isinstance(engine.W, QuantisedNet) and engine.W.arch.to_json() == arch
+        expected = {2: "(768 -> 32)x2 -> 1x8, SCReLU", 3: "(768x10hm -> 32)x2 -> 1x8, SCReLU",
+                    4: "(768x10hm -> 32)x2 -> pairwise -> 16x8 -> 32x8 -> 1x8"}[step]
+        assert expected in message
+
+
+def test_a_net_json_whose_arch_does_not_fit_the_file_is_one_clear_error(tmp_path, progression):
+    path, arch = progression[3]
+    copy = tmp_path / "copy.nnue"
+    copy.write_bytes(path.read_bytes())
+    (tmp_path / "copy.nnue.json").write_text(json.dumps({"arch": {**arch, "hidden": 64}}))
+    with pytest.raises(ValueError, match=r"EvalFile not loaded: .*copy.nnue: \d+ bytes, but "):
+        Engine().set_option("EvalFile", str(copy))
+    (tmp_path / "copy.nnue.json").write_text(json.dumps({"arch": {**arch, "layers": [8]}}))
+    r = subprocess.run([*WASP, "eval", "startpos", "--eval-file", str(copy)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "arch: layers" in r.stderr
+
+
+def test_wasp_eval_prints_each_architectures_nnue_as_the_numpy_forward_pass(progression):
+    from tests.wasp.nnue.test_network import numpy_forward_arch
+
+    fens = ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3",
+            "r4rk1/1pp2ppp/p1n5/4P3/8/2P2N2/P4PPP/R1B2RK1 w - - 0 15"]
+    for step, (path, arch) in progression.items():
+        for fen in fens:
+            r = subprocess.run([*WASP, "eval", fen, "--eval-file", str(path)],
+                               capture_output=True, text=True, timeout=600)
+            assert r.returncode == 0, r.stderr
+            nnue = [ln for ln in r.stdout.splitlines() if ln.startswith("NNUE:")]
+            value = int(nnue[0].split()[1])
+            expected = numpy_forward_arch(path.read_bytes(), arch, fen)
+            assert abs(value - expected) <= (1 if step == 4 else 0), (step, fen)
+
+
+def test_a_foreign_example_3_net_written_apart_evaluates_as_the_numpy_forward_pass(tmp_path):
+    """A net in example 3's layout whose bytes and NET.json are made here, by hand: l0w [7680]
+    [N] i16, l0b [N], l1w [8][2N] (transposed), l1b [8], zeros to 64 bytes."""
+    from tests.wasp.nnue.test_network import numpy_forward_arch, random_fens
+
+    n = 48
+    arch = {"inputs": "buckets-mirrored",
+            "layout": [0, 0, 1, 1, 2, 2, 3, 3] + [4] * 8 + [5] * 16,
+            "hidden": n, "activation": "screlu", "output_buckets": 4, "layers": [],
+            "qa": 255, "qb": 64, "scale": 400}
+    rng = np.random.default_rng(9)
+    data = np.concatenate([rng.integers(-250, 250, 6 * 768 * n), rng.integers(0, 200, n),
+                           rng.integers(-127, 127, 4 * 2 * n),
+                           rng.integers(-9000, 9000, 4)]).astype("<i2").tobytes()
+    data += bytes(-len(data) % 64)
+    path = tmp_path / "foreign.nnue"
+    path.write_bytes(data)
+    (tmp_path / "foreign.nnue.json").write_text(json.dumps({"arch": arch, "by": "someone"}))
+    engine = Engine()
+    engine.set_option("EvalFile", str(path))
+    NN = nn_array(engine.W)
+    for fen in random_fens(30, 4):
+        assert evaluate_position(NN, Position(fen))[0] == numpy_forward_arch(data, arch, fen)
+
+
+@pytest.mark.parametrize("step", [3, 4])
+def test_python_chess_plays_legal_games_against_the_engine_with_a_bucketed_net(progression,
+                                                                                 step):
+    path, _ = progression[step]
+    with chess.engine.SimpleEngine.popen_uci(WASP, timeout=600) as wasp:
+        wasp.configure({"EvalFile": str(path)})
+        board = _play(wasp, chess.Board(), chess.engine.Limit(nodes=500), 80)
+        assert board.ply() > 20 or board.is_game_over()
+        board = chess.Board.from_chess960_pos(step * 100)
+        board.chess960 = True
+        board = _play(wasp, board, chess.engine.Limit(nodes=300), 60)
+        assert board.ply() > 10 or board.is_game_over()

@@ -22,6 +22,7 @@ import numpy as np
 
 from wasp.atomicfile import replacing
 from wasp.nnue import netfile
+from wasp.nnue.arch import meta_path
 from wasp.nnue.inputs import FEATURES
 
 from . import data as D
@@ -363,7 +364,8 @@ class Training:
         return self.best[0] if self.best is not None else self.net
 
     def export(self, path=None):
-        """Write the final net in bullet's layout and its metadata beside it (PATH.json)."""
+        """Write the final net in bullet's layout and its metadata beside it (NET.json,
+        `wasp.nnue.arch.meta_path`)."""
         path = Path(path or self.config.output)
         net = self.final_net()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -387,7 +389,7 @@ class Training:
             "command": cfg.command,
             "resumed": self.resumed,
         }
-        Path(f"{path}.json").write_text(json.dumps(meta, indent=1) + "\n")
+        meta_path(path).write_text(json.dumps(meta, indent=1) + "\n")
         return path
 
     def __repr__(self):

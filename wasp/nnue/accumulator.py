@@ -1,23 +1,32 @@
 """The net in the engine: one int16 array `NN` holding the quantised weights and a stack of
 accumulators, one for each ply of the game's history, and the kernels that keep them.
 
-Layout (int16 slots): NN[NN_HIDDEN] = N (0: no net loaded, and NN is the header alone),
-NN[NN_L1B] = the output bias; from NN_HEADER the weights in the file's order (`l0w` [768][N],
-`l0b` [N], `l1w` [2N]); then, 32-slot aligned, the accumulators: for the position after `ply`
-moves of the history (S.st[ST_PLY]) White's N values then Black's, each `l0b` plus the `l0w`
-rows of its pieces' features (`wasp.nnue.inputs`).
+Two kinds of NN, told by NN[NN_KIND]. KIND_SIMPLE, bullet's example 1 (any N): NN[NN_HIDDEN]
+= N (0: no net loaded, and NN is the header alone), NN[NN_L1B] = the output bias; from
+NN_HEADER the weights in the file's order (`l0w` [768][N], `l0b` [N], `l1w` [2N]); then,
+32-slot aligned, the accumulators: for the position after `ply` moves of the history
+(S.st[ST_PLY]) White's N values then Black's, each `l0b` plus the `l0w` rows of its pieces'
+features (`wasp.nnue.inputs`). KIND_GENERAL, every other `wasp.nnue.arch.Arch`: a longer
+header (the fields, the regions' int64 offsets, the king-bucket table) and regions for the
+weights (int16, and float32 seen through views), the accumulator stack, the finny table and the
+output layers' scratch (`general_layout`).
 
 `acc_make` runs after `make_move` and writes the child's accumulators from the parent's with
 the move's few rows added and subtracted; taking a move back costs nothing (the parent's are
 still below it in the stack). A null move copies them. `acc_refresh` computes them from the
-pieces: the search does it once at the root, since in Chess768 (no king buckets) no move
-changes more than four rows and the incremental update is always the cheaper one.
+pieces: the search does it once at the root. With king buckets a king move that changes its
+side's bucket or half of the board changes all of that side's rows: that side's accumulator
+then comes from the finny table (Stockfish's AccumulatorCaches), one accumulator for each
+perspective, bucket and half, kept with the pieces it was computed for, so only the pieces
+that differ from those are added and taken.
 """
 
 import numpy as np
 from numba import njit
 
-from wasp.nnue.inputs import FEATURES, PIECE_TYPES, feature
+from wasp.bitboards import U64, lsb
+from wasp.nnue.arch import QuantisedNet
+from wasp.nnue.inputs import FEATURES, FLIP, PIECE_TYPES, bucket_table, feature, mirror
 from wasp.nnue.netfile import Net
 from wasp.types import (
     CASTLING_ROOK,
@@ -43,10 +52,31 @@ from wasp.types import (
 )
 
 NN_HIDDEN = 0  # N, 0 when no net is loaded
-NN_L1B = 1  # the output bias (scale QA * QB)
-NN_HEADER = 32  # slots before the weights (64 bytes)
+NN_L1B = 1  # the output bias (scale QA * QB), KIND_SIMPLE
+NN_KIND = 2  # KIND_SIMPLE or KIND_GENERAL
+NN_HEADER = 32  # slots before the weights (64 bytes), KIND_SIMPLE
 ACC_ALIGN = 32  # the accumulator stack starts on a 64-byte boundary of NN
 STACK = MAX_HISTORY + 1  # one entry for every position a history can hold
+
+KIND_SIMPLE, KIND_GENERAL = 0, 1
+# KIND_GENERAL's header: the architecture's fields ...
+NN_BUCKETS = 3  # king buckets (1: Chess768)
+NN_MIRRORED = 4  # 1: ChessBucketsMirrored
+NN_OUTPUTS = 5  # K, output buckets
+NN_CRELU = 6  # 1: CReLU, 0: SCReLU
+NN_LAYERS = 7  # 1: example 4's pairwise product, L1, L2 and output
+NN_QA, NN_QB, NN_SCALE = 8, 9, 10
+NN_L1, NN_L2 = 11, 12  # example 4's layer widths a bucket
+# ... the slot of each region, int64 through a view of NN[NN_OFFSETS:NN_OFFSETS + 48] ...
+NN_OFFSETS = 16
+OFF_L0W, OFF_L0B, OFF_L1W, OFF_L1B, OFF_L2W, OFF_L2B, OFF_L3W, OFF_L3B = range(8)
+OFF_ACC, OFF_FINNY, OFF_SCRATCH, OFF_FINNY_STRIDE = range(8, 12)
+N_OFFSETS = 12
+# ... and the bucket of each king square (as its own side sees the board).
+NN_TABLE = 64
+GENERAL_HEADER = 128
+FINNY_BOARDS = 64  # slots of a finny entry before its accumulator: 12 uint64 bitboards
+SCRATCH = 256  # slots of example 4's scratch: 16 int64, 16 and 32 float64
 
 
 def offsets(hidden: int):
@@ -63,10 +93,16 @@ def no_net() -> np.ndarray:
     return np.zeros(NN_HEADER, dtype=np.int16)
 
 
-def nn_array(net: Net | None) -> np.ndarray:
-    """The NN array of `net` (its accumulators not yet computed), or no_net() for None."""
+def nn_array(net) -> np.ndarray:
+    """The NN array of `net` (a `Net`, a `QuantisedNet`, or None for no_net()), its
+    accumulators not yet computed."""
     if net is None:
         return no_net()
+    if isinstance(net, QuantisedNet):
+        if not net.arch.simple:
+            return _general_nn(net)
+        t = net.tensors
+        net = Net(t["l0w"], t["l0b"], t["l1w"].ravel(), int(t["l1b"][0]))
     hidden = net.hidden
     if not 0 < hidden <= 32767:
         raise ValueError(f"a net of N = {hidden} neurons cannot be loaded")
@@ -80,41 +116,147 @@ def nn_array(net: Net | None) -> np.ndarray:
     return NN
 
 
+def _aligned(slots: int) -> int:
+    return -(-slots // ACC_ALIGN) * ACC_ALIGN
+
+
+def general_layout(arch) -> dict:
+    """The slot of each region of a KIND_GENERAL NN (each 64-byte aligned) and its size."""
+    n, b, k = arch.hidden, arch.input_buckets, arch.output_buckets
+    sizes = [("l0w", arch.features * n), ("l0b", n)]
+    if not arch.layers:
+        sizes += [("l1w", k * 2 * n), ("l1b", k), ("l2w", 0), ("l2b", 0), ("l3w", 0),
+                  ("l3b", 0)]
+    else:
+        l1, l2 = arch.layers  # float32 tensors take two slots a value
+        sizes += [("l1w", k * n * l1), ("l1b", 2 * k * l1), ("l2w", 2 * k * l2 * l1),
+                  ("l2b", 2 * k * l2), ("l3w", 2 * k * l2), ("l3b", 2 * k)]
+    stride = FINNY_BOARDS + _aligned(n)
+    sizes += [("acc", STACK * 2 * n), ("finny", 2 * b * 2 * stride), ("scratch", SCRATCH)]
+    layout, slot = {}, GENERAL_HEADER
+    for name, size in sizes:
+        layout[name] = slot
+        slot += _aligned(size)
+    layout["finny_stride"] = stride
+    layout["size"] = slot
+    return layout
+
+
+def _general_nn(net: QuantisedNet) -> np.ndarray:
+    a, t = net.arch, net.tensors
+    n, k = a.hidden, a.output_buckets
+    at = general_layout(a)
+    NN = np.zeros(at["size"], dtype=np.int16)
+    NN[NN_HIDDEN], NN[NN_KIND], NN[NN_BUCKETS] = n, KIND_GENERAL, a.input_buckets
+    NN[NN_MIRRORED], NN[NN_OUTPUTS] = int(a.mirrored), k
+    NN[NN_CRELU], NN[NN_LAYERS] = int(a.activation == "crelu"), int(a.multi_layer)
+    NN[NN_QA], NN[NN_QB], NN[NN_SCALE] = a.qa, a.qb, a.scale
+    if a.layers:
+        NN[NN_L1], NN[NN_L2] = a.layers
+    offsets_ = NN[NN_OFFSETS:NN_OFFSETS + 4 * N_OFFSETS].view(np.int64)
+    for i, name in enumerate(("l0w", "l0b", "l1w", "l1b", "l2w", "l2b", "l3w", "l3b", "acc",
+                              "finny", "scratch", "finny_stride")):
+        offsets_[i] = at[name]
+    NN[NN_TABLE:NN_TABLE + 64] = bucket_table(a.layout)
+
+    def put(name, values, dtype=np.int16):
+        values = np.ascontiguousarray(values, dtype=dtype).ravel()
+        NN[at[name]:at[name] + values.nbytes // 2].view(dtype)[:] = values
+
+    put("l0w", t["l0w"])
+    put("l0b", t["l0b"])
+    if not a.layers:
+        put("l1w", t["l1w"])
+        put("l1b", t["l1b"])
+    else:
+        l1 = a.layers[0]
+        # file (K * 16, N) -> [K][N][16]: the 16 weights of one input together (sparse L1)
+        put("l1w", t["l1w"].reshape(k, l1, n).transpose(0, 2, 1))
+        for name in ("l1b", "l2w", "l2b", "l3w", "l3b"):
+            put(name, t[name], np.float32)
+    # Each finny entry starts as the empty board: l0b, no pieces.
+    for e in range(2 * a.input_buckets * 2):
+        acc = at["finny"] + e * at["finny_stride"] + FINNY_BOARDS
+        NN[acc:acc + n] = t["l0b"]
+    return NN
+
+
 # ---------------------------------------------------------------------------
 # Kernels
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def acc_offset(NN, ply):
-    """Slot of the accumulators (White's, then Black's) of the position after `ply` moves."""
+    """Slot of the accumulators (White's, then Black's) of the position after `ply` moves,
+    KIND_SIMPLE."""
     n = np.int64(NN[NN_HIDDEN])
     l1w = NN_HEADER + (FEATURES + 1) * n
     return ((l1w + 2 * n + ACC_ALIGN - 1) // ACC_ALIGN) * ACC_ALIGN + ply * 2 * n
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _row(n, perspective, piece, sq):
-    """Slot of the l0w row of `piece` (colour * 6 + type) on `sq` as `perspective` sees it."""
+def nn_offsets(NN):
+    """KIND_GENERAL's region slots (OFF_*), an int64 view of its header."""
+    return NN[NN_OFFSETS:NN_OFFSETS + 4 * N_OFFSETS].view(np.int64)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def acc_slot(NN, ply):
+    """Slot of the accumulators of the position after `ply` moves, either kind."""
+    if NN[NN_KIND] == KIND_SIMPLE:
+        return acc_offset(NN, ply)
+    return nn_offsets(NN)[OFF_ACC] + ply * 2 * np.int64(NN[NN_HIDDEN])
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _row(base, n, perspective, piece, sq):
+    """Slot of the weight row of `piece` (colour * 6 + type) on `sq` as `perspective` sees
+    it, in the l0w block that starts at `base` (a king bucket's; sq already mirrored)."""
     colour = 1 if piece >= PIECE_TYPES else 0
-    return NN_HEADER + feature(perspective, colour, piece - PIECE_TYPES * colour, sq) * n
+    return base + feature(perspective, colour, piece - PIECE_TYPES * colour, sq) * n
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def king_view(NN, bb, perspective):
+    """(bucket, mirror) of `perspective` in a KIND_GENERAL NN: its king's square as it sees
+    the board gives the bucket, and files e-h the mirror (0 or MIRROR) of every square."""
+    if NN[NN_MIRRORED] == 0:
+        return np.int64(0), np.int64(0)
+    k = np.int64(lsb(bb[6 * perspective + KING])) ^ (FLIP * perspective)
+    return np.int64(NN[NN_TABLE + k]), np.int64(mirror(k))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _fill(S, NN, n, perspective, dst, l0b, base, mirror_):
+    """NN[dst:dst + n] = l0b plus the rows of every piece on the board (block `base`)."""
+    d = NN[dst:dst + n]
+    b = NN[l0b:l0b + n]
+    for i in range(n):
+        d[i] = b[i]
+    for sq in range(64):
+        piece = S.st[MAILBOX + sq]
+        if piece != EMPTY:
+            row = _row(base, n, perspective, piece, sq ^ mirror_)
+            w = NN[row:row + n]
+            for i in range(n):
+                d[i] += w[i]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def acc_refresh(S, NN):
     """The accumulators of the current position from its pieces."""
     n = np.int64(NN[NN_HIDDEN])
-    l0b = NN_HEADER + FEATURES * n
-    base = acc_offset(NN, S.st[ST_PLY])
+    if NN[NN_KIND] == KIND_SIMPLE:
+        base = acc_offset(NN, S.st[ST_PLY])
+        for p in range(2):
+            _fill(S, NN, n, p, base + p * n, NN_HEADER + FEATURES * n, NN_HEADER, 0)
+        return
+    off = nn_offsets(NN)
+    base = off[OFF_ACC] + S.st[ST_PLY] * 2 * n
     for p in range(2):
-        dst = base + p * n
-        for i in range(n):
-            NN[dst + i] = NN[l0b + i]
-        for sq in range(64):
-            piece = S.st[MAILBOX + sq]
-            if piece != EMPTY:
-                row = _row(n, p, piece, sq)
-                for i in range(n):
-                    NN[dst + i] += NN[row + i]
+        bucket, mirror_ = king_view(NN, S.bb, p)
+        _fill(S, NN, n, p, base + p * n, off[OFF_L0B], off[OFF_L0W] + FEATURES * bucket * n,
+              mirror_)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -141,15 +283,12 @@ def _add2_sub2(NN, n, src, dst, a1, a2, s1, s2):
         d[i] = s[i] + a[i] + a_[i] - b[i] - c[i]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def acc_make(S, NN):
-    """After make_move: the new position's accumulators from its parent's (one ply below),
-    the rows of the move's pieces added where they land and taken where they left."""
-    st = S.st
-    n = np.int64(NN[NN_HIDDEN])
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _changes(st):
+    """What the last move did to the board: (piece, square) put down twice and taken away
+    twice (EMPTY where it did less: a castling puts down and takes two, a capture takes two,
+    any other move one of each), the side that moved and its from-square."""
     ply = st[ST_PLY]
-    dst = acc_offset(NN, ply)
-    src = dst - 2 * n
     u = UNDO + (ply - 1) * N_UNDO
     m = st[u + UNDO_MOVE]
     frm = m & MOVE_FROM_MASK
@@ -163,11 +302,7 @@ def acc_make(S, NN):
             rook_from, rook_to = st[CASTLING_ROOK + 2 * us], to - 1
         else:
             rook_from, rook_to = st[CASTLING_ROOK + 2 * us + 1], to + 1
-        for p in range(2):
-            _add2_sub2(NN, n, src + p * n, dst + p * n, _row(n, p, king, to),
-                       _row(n, p, rook, rook_to), _row(n, p, king, frm),
-                       _row(n, p, rook, rook_from))
-        return
+        return king, to, rook, rook_to, king, frm, rook, rook_from, us, frm
     landed = st[MAILBOX + to]  # the promoted piece after a promotion
     moved = 6 * us + PAWN if (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK else landed
     captured = st[u + UNDO_CAPTURED]
@@ -175,21 +310,105 @@ def acc_make(S, NN):
     if m & FLAG_EP:
         captured = 6 * (1 - us) + PAWN
         cap_sq = to - 8 if us == WHITE else to + 8
-    if captured == EMPTY:
-        for p in range(2):
-            _add_sub(NN, n, src + p * n, dst + p * n, _row(n, p, landed, to),
-                     _row(n, p, moved, frm))
+    return landed, to, EMPTY, to, moved, frm, captured, cap_sq, us, frm
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _apply(NN, n, src, dst, base, p, mirror_, a1, a1s, a2, a2s, s1, s1s, s2, s2s):
+    """dst = src with the changes' rows (block `base`, squares xor `mirror_`) added and
+    taken."""
+    ra1 = _row(base, n, p, a1, a1s ^ mirror_)
+    rs1 = _row(base, n, p, s1, s1s ^ mirror_)
+    if a2 != EMPTY:
+        _add2_sub2(NN, n, src, dst, ra1, _row(base, n, p, a2, a2s ^ mirror_), rs1,
+                   _row(base, n, p, s2, s2s ^ mirror_))
+    elif s2 == EMPTY:
+        _add_sub(NN, n, src, dst, ra1, rs1)
     else:
-        for p in range(2):
-            _add_sub2(NN, n, src + p * n, dst + p * n, _row(n, p, landed, to),
-                      _row(n, p, moved, frm), _row(n, p, captured, cap_sq))
+        _add_sub2(NN, n, src, dst, ra1, rs1, _row(base, n, p, s2, s2s ^ mirror_))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def acc_make(S, NN):
+    """After make_move: the new position's accumulators from its parent's (one ply below),
+    the rows of the move's pieces added where they land and taken where they left."""
+    if NN[NN_KIND] != KIND_SIMPLE:
+        _acc_make_general(S, NN)
+        return
+    n = np.int64(NN[NN_HIDDEN])
+    dst = acc_offset(NN, S.st[ST_PLY])
+    src = dst - 2 * n
+    a1, a1s, a2, a2s, s1, s1s, s2, s2s, us, frm = _changes(S.st)
+    for p in range(2):
+        _apply(NN, n, src + p * n, dst + p * n, NN_HEADER, p, 0, a1, a1s, a2, a2s, s1, s1s,
+               s2, s2s)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _acc_make_general(S, NN):
+    """acc_make of a KIND_GENERAL NN: each perspective's rows in the block of its king's
+    bucket; the side whose king left its bucket or half of the board refreshed from the
+    finny table."""
+    n = np.int64(NN[NN_HIDDEN])
+    off = nn_offsets(NN)
+    dst = off[OFF_ACC] + S.st[ST_PLY] * 2 * n
+    src = dst - 2 * n
+    a1, a1s, a2, a2s, s1, s1s, s2, s2s, us, frm = _changes(S.st)
+    for p in range(2):
+        bucket, mirror_ = king_view(NN, S.bb, p)
+        if p == us and s1 == 6 * us + KING and NN[NN_MIRRORED] != 0:
+            before = frm ^ (FLIP * p)
+            if NN[NN_TABLE + before] != bucket or mirror(before) != mirror_:
+                finny_refresh(S, NN, p, bucket, mirror_, dst + p * n)
+                continue
+        _apply(NN, n, src + p * n, dst + p * n, off[OFF_L0W] + FEATURES * bucket * n, p,
+               mirror_, a1, a1s, a2, a2s, s1, s1s, s2, s2s)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def finny_refresh(S, NN, perspective, bucket, mirror_, dst):
+    """NN[dst:dst + N] = the accumulator of `perspective` (king in `bucket`, `mirror_`) for
+    the current pieces, from the finny table's entry for that bucket and half: the pieces
+    that differ from the entry's are added or taken, then the entry holds the current ones."""
+    n = np.int64(NN[NN_HIDDEN])
+    off = nn_offsets(NN)
+    entry = off[OFF_FINNY] + ((perspective * NN[NN_BUCKETS] + bucket) * 2
+                              + (1 if mirror_ else 0)) * off[OFF_FINNY_STRIDE]
+    boards = NN[entry:entry + 48].view(np.uint64)
+    acc = entry + FINNY_BOARDS
+    a = NN[acc:acc + n]
+    base = off[OFF_L0W] + FEATURES * bucket * n
+    bb = S.bb
+    for piece in range(12):
+        now = bb[piece]
+        before = boards[piece]
+        added = now & ~before
+        while added:
+            sq = lsb(added)
+            added &= added - U64(1)
+            row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
+            w = NN[row:row + n]
+            for i in range(n):
+                a[i] += w[i]
+        taken = before & ~now
+        while taken:
+            sq = lsb(taken)
+            taken &= taken - U64(1)
+            row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
+            w = NN[row:row + n]
+            for i in range(n):
+                a[i] -= w[i]
+        boards[piece] = now
+    d = NN[dst:dst + n]
+    for i in range(n):
+        d[i] = a[i]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def acc_null(S, NN):
     """After make_null: the parent's accumulators, unchanged."""
     n = np.int64(NN[NN_HIDDEN])
-    dst = acc_offset(NN, S.st[ST_PLY])
+    dst = acc_slot(NN, S.st[ST_PLY])
     d, s = NN[dst:dst + 2 * n], NN[dst - 2 * n:dst]
     for i in range(2 * n):
         d[i] = s[i]

@@ -34,7 +34,6 @@ from wasp.types import (
     PAWN,
     QUEEN,
     ROOK,
-    ST_PLY,
     ST_SIDE,
     W_PAWN,
 )
@@ -49,7 +48,7 @@ def evaluate(T, S, E, NN, info):
     """Centipawns from the side to move's view; fills info (hung, pawn ending, threats)."""
     bb = S.bb
     stm = S.st[ST_SIDE]
-    score = forward(NN, S.st[ST_PLY], stm)
+    score = forward(NN, S)
 
     own = 6 * stm
     op = 6 * (1 - stm)

@@ -1,9 +1,10 @@
-"""The net file: bullet's quantised layout of its simple (768 -> N)x2 -> 1 example.
+"""The net file of bullet's simple (768 -> N)x2 -> 1 example, any N, as integers: `Net`.
 
 Little-endian i16 throughout, in this order: `l0w` [768][N] (the N weights of each input
 feature together, scaled by QA), `l0b` [N] (QA), `l1w` [2N] (QB; the side to move's N first),
 `l1b` (QA * QB); then zeros up to a multiple of 64 bytes. Nothing else is in the file, so N
-is told by its size: 2 * (771 N + 1) bytes, rounded up to 64. Metadata goes in a file beside it.
+is told by its size: 2 * (771 N + 1) bytes, rounded up to 64. Metadata goes in NET.json beside
+it; the other architectures, and the float writer, are `wasp.nnue.arch`'s.
 """
 
 from dataclasses import dataclass
@@ -11,29 +12,24 @@ from pathlib import Path
 
 import numpy as np
 
+from wasp.nnue import arch as _arch
+from wasp.nnue.arch import ALIGN, QA, QB, SCALE, QuantisedNet, simple_file_size, simple_hidden
 from wasp.nnue.inputs import FEATURES
 
-QA = 255  # the accumulator's scale: l0w, l0b
-QB = 64  # the output weights' scale: l1w
-SCALE = 400  # the output in centipawns = net * SCALE
-ALIGN = 64
+__all__ = ["Net", "QA", "QB", "SCALE", "ALIGN", "WEIGHT_CLIP", "file_size", "hidden_size",
+           "looks_like_net", "read", "quantise", "write", "is_net", "read_net", "describe"]
+
 WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output in i32
 
 
 def file_size(hidden: int) -> int:
     """Bytes of a net with `hidden` neurons a perspective."""
-    raw = 2 * ((FEATURES + 3) * hidden + 1)
-    return -(-raw // ALIGN) * ALIGN
+    return simple_file_size(hidden)
 
 
 def hidden_size(size: int) -> int:
     """N from a file's size; ValueError when no N gives that size."""
-    n = max(1, (size - ALIGN) // (2 * (FEATURES + 3)))
-    for hidden in (n, n + 1):
-        if file_size(hidden) == size:
-            return hidden
-    raise ValueError(f"{size} bytes is no ({FEATURES} -> N)x2 -> 1 net in bullet's layout "
-                     f"(N = 128 would be {file_size(128)} bytes)")
+    return simple_hidden(size)
 
 
 @dataclass
@@ -71,22 +67,33 @@ def looks_like_net(path) -> bool:
 
 def read(path) -> Net:
     """Read a net; ValueError names the file when its size fits no N."""
-    data = Path(path).read_bytes()
-    try:
-        hidden = hidden_size(len(data))
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    values = np.frombuffer(data, dtype="<i2").astype(np.int16)
-    n0 = FEATURES * hidden
-    l0w = values[:n0].reshape(FEATURES, hidden).copy()
-    l0b = values[n0:n0 + hidden].copy()
-    l1w = values[n0 + hidden:n0 + 3 * hidden].copy()
-    l1b = int(values[n0 + 3 * hidden])
-    return Net(l0w, l0b, l1w, l1b)
+    t = _arch.read_simple(path)
+    return Net(t["l0w"], t["l0b"], t["l1w"].ravel(), int(t["l1b"][0]))
+
+
+def read_net(path) -> Net | QuantisedNet:
+    """A net of any architecture: the one its NET.json names (a QuantisedNet), or else
+    example 1's of any N (a Net); ValueError names the file whose size does not fit."""
+    arch = _arch.arch_of(path)
+    return read(path) if arch is None else _arch.load(path, arch)
+
+
+def is_net(obj) -> bool:
+    """Is `obj` a net (of any architecture) rather than the hand-written evaluation's weights?"""
+    return isinstance(obj, (Net, QuantisedNet))
+
+
+def describe(net) -> str:
+    """bullet's shorthand of a net: `(768 -> 128)x2 -> 1, SCReLU`."""
+    if isinstance(net, QuantisedNet):
+        return net.arch.describe()
+    return f"({FEATURES} -> {net.hidden})x2 -> 1, SCReLU"
 
 
 def quantise(l0w, l0b, l1w, l1b) -> Net:
-    """The float weights of a trained net (clipped to +-WEIGHT_CLIP) as bullet rounds them."""
+    """The float weights of a trained net (clipped to +-WEIGHT_CLIP), each times its scale and
+    rounded to the nearest integer, ties to even (`wasp.nnue.arch.save` takes the weights
+    as f32 and rounds ties away from zero, as bullet does)."""
 
     def q(values, scale):
         return np.round(np.asarray(values, dtype=np.float64) * scale).astype(np.int16)
@@ -99,7 +106,5 @@ def write(net: Net, path) -> None:
     hidden = net.hidden
     if net.l0w.shape != (FEATURES, hidden) or net.l1w.shape != (2 * hidden,):
         raise ValueError(f"inconsistent net shapes: l0w {net.l0w.shape}, l1w {net.l1w.shape}")
-    values = np.concatenate([net.l0w.ravel(), net.l0b, net.l1w, [net.l1b]]).astype("<i2")
-    data = values.tobytes()
-    data += bytes(file_size(hidden) - len(data))
-    Path(path).write_bytes(data)
+    _arch.write_simple(path, {"l0w": net.l0w, "l0b": net.l0b, "l1w": net.l1w,
+                              "l1b": [net.l1b]})

@@ -5,15 +5,47 @@
 
 every division truncating toward zero as Rust's does (numba's // floors). Each product fits
 in int32 (255^2 * 32768 < 2^31); the sums are int64, so no net of any N overflows here.
+With output buckets l1w and l1b are those of the position's bucket (`output_bucket` of its
+piece count); with CReLU the sum of clamp(x, 0, QA) * l1w is already at QA * QB and is not
+divided by QA. Example 4's net (`_layers`): the products of the clamped halves of each
+accumulator, L1 in integers over the non-zero ones, then L1's output, L2 and the output in
+float64 (docs/nnue.md says how it rounds).
 """
 
 import numpy as np
 from numba import njit
 
-from wasp.nnue.accumulator import NN_HEADER, NN_HIDDEN, NN_L1B, acc_offset, acc_refresh
+from wasp.bitboards import popcount
+from wasp.nnue.accumulator import (
+    KIND_SIMPLE,
+    NN_CRELU,
+    NN_HEADER,
+    NN_HIDDEN,
+    NN_KIND,
+    NN_L1,
+    NN_L1B,
+    NN_L2,
+    NN_LAYERS,
+    NN_OUTPUTS,
+    NN_QA,
+    NN_QB,
+    NN_SCALE,
+    OFF_ACC,
+    OFF_L1B,
+    OFF_L1W,
+    OFF_L2B,
+    OFF_L2W,
+    OFF_L3B,
+    OFF_L3W,
+    OFF_SCRATCH,
+    acc_offset,
+    acc_refresh,
+    nn_offsets,
+)
+from wasp.nnue.arch import output_bucket
 from wasp.nnue.inputs import FEATURES
 from wasp.nnue.netfile import QA, QB, SCALE
-from wasp.types import ST_PLY, ST_SIDE
+from wasp.types import OCC_ALL, ST_PLY, ST_SIDE
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -34,10 +66,37 @@ def _screlu_dot(NN, acc, weights, n):
     return total
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _activated_dot(NN, acc, weights, n, qa, crelu):
+    """sum act(NN[acc + i]) * NN[weights + i], act clamp(x, 0, qa) (CReLU) or its square
+    (SCReLU), for any qa: int64 products."""
+    a, w = NN[acc:acc + n], NN[weights:weights + n]
+    total = np.int64(0)
+    if crelu:
+        for i in range(n):
+            x = min(max(np.int64(a[i]), np.int64(0)), qa)
+            total += x * np.int64(w[i])
+    else:
+        for i in range(n):
+            x = min(max(np.int64(a[i]), np.int64(0)), qa)
+            total += x * x * np.int64(w[i])
+    return total
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def forward(NN, ply, stm):
-    """The net's output in centipawns for side `stm` to move, from the accumulators of the
-    position after `ply` moves."""
+def forward(NN, S):
+    """The net's output in centipawns for the side to move of position `S`, from its
+    accumulators (those of the position after S.st[ST_PLY] moves)."""
+    ply = S.st[ST_PLY]
+    stm = S.st[ST_SIDE]
+    if NN[NN_KIND] == KIND_SIMPLE:
+        return forward_simple(NN, ply, stm)
+    return _forward_general(NN, ply, stm, np.int64(popcount(S.bb[OCC_ALL])))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def forward_simple(NN, ply, stm):
+    """forward of bullet's simple example (KIND_SIMPLE)."""
     n = np.int64(NN[NN_HIDDEN])
     l1w = NN_HEADER + (FEATURES + 1) * n
     acc = acc_offset(NN, ply)
@@ -47,10 +106,84 @@ def forward(NN, ply, stm):
     return tdiv((tdiv(total, QA) + np.int64(NN[NN_L1B])) * SCALE, QA * QB)
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _forward_general(NN, ply, stm, pieces):
+    """forward of a KIND_GENERAL NN, `pieces` on the board choosing the output bucket."""
+    n = np.int64(NN[NN_HIDDEN])
+    off = nn_offsets(NN)
+    bucket = output_bucket(pieces, np.int64(NN[NN_OUTPUTS]))
+    acc = off[OFF_ACC] + ply * 2 * n
+    us = acc + stm * n
+    them = acc + (1 - stm) * n
+    qa, qb, scale = np.int64(NN[NN_QA]), np.int64(NN[NN_QB]), np.int64(NN[NN_SCALE])
+    if NN[NN_LAYERS] != 0:
+        return _layers(NN, off, n, us, them, bucket, qa, qb, scale)
+    crelu = NN[NN_CRELU] != 0
+    w = off[OFF_L1W] + bucket * 2 * n
+    total = _activated_dot(NN, us, w, n, qa, crelu) + \
+        _activated_dot(NN, them, w + n, n, qa, crelu)
+    if not crelu:
+        total = tdiv(total, qa)
+    return tdiv((total + np.int64(NN[off[OFF_L1B] + bucket])) * scale, qa * qb)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _screlu(x):
+    y = min(max(x, 0.0), 1.0)
+    return y * y
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _layers(NN, off, n, us, them, bucket, qa, qb, scale):
+    """Example 4's layers for output bucket `bucket`: L1's inputs are, for the side to move's
+    accumulator then the other's, clamp(a[i], 0, qa) * clamp(a[N/2 + i], 0, qa) (scale qa^2);
+    L1's sums are exact int64 over the non-zero inputs (its weights are [K][N][L1]: each
+    input's L1 weights together); from L1's output on, float64: L1 / (qa^2 qb) + l1b, SCReLU,
+    L2, SCReLU, the output; centipawns = output * scale, truncated toward zero."""
+    l1, l2 = np.int64(NN[NN_L1]), np.int64(NN[NN_L2])
+    half = n // 2
+    scratch = off[OFF_SCRATCH]
+    sums = NN[scratch:scratch + 4 * l1].view(np.int64)
+    h1 = NN[scratch + 64:scratch + 64 + 4 * l1].view(np.float64)
+    h2 = NN[scratch + 128:scratch + 128 + 4 * l2].view(np.float64)
+    for j in range(l1):
+        sums[j] = 0
+    weights = off[OFF_L1W] + bucket * n * l1
+    for side in range(2):
+        a = us if side == 0 else them
+        x, y = NN[a:a + half], NN[a + half:a + n]
+        for i in range(half):
+            p = min(max(np.int64(x[i]), np.int64(0)), qa) * \
+                min(max(np.int64(y[i]), np.int64(0)), qa)
+            if p != 0:
+                w0 = weights + (side * half + i) * l1
+                w = NN[w0:w0 + l1]
+                for j in range(l1):
+                    sums[j] += p * np.int64(w[j])
+    l1b = NN[off[OFF_L1B]:off[OFF_L1B] + 2 * NN[NN_OUTPUTS] * l1].view(np.float32)
+    l2w = NN[off[OFF_L2W]:off[OFF_L2W] + 2 * NN[NN_OUTPUTS] * l2 * l1].view(np.float32)
+    l2b = NN[off[OFF_L2B]:off[OFF_L2B] + 2 * NN[NN_OUTPUTS] * l2].view(np.float32)
+    l3w = NN[off[OFF_L3W]:off[OFF_L3W] + 2 * NN[NN_OUTPUTS] * l2].view(np.float32)
+    l3b = NN[off[OFF_L3B]:off[OFF_L3B] + 2 * NN[NN_OUTPUTS]].view(np.float32)
+    unit = np.float64(qa * qa * qb)
+    for j in range(l1):
+        h1[j] = _screlu(np.float64(sums[j]) / unit + np.float64(l1b[bucket * l1 + j]))
+    for k in range(l2):
+        row = (bucket * l2 + k) * l1
+        v = np.float64(l2b[bucket * l2 + k])
+        for j in range(l1):
+            v += h1[j] * np.float64(l2w[row + j])
+        h2[k] = _screlu(v)
+    out = np.float64(l3b[bucket])
+    for k in range(l2):
+        out += h2[k] * np.float64(l3w[bucket * l2 + k])
+    return np.int64(out * scale)
+
+
 def output(NN, S) -> int:
     """The net's output (side to move's view, centipawns) of position State `S`: its
     accumulators are computed afresh into NN's stack at S's ply."""
     if NN[NN_HIDDEN] == 0:
         raise ValueError("no net loaded")
     acc_refresh(S, NN)
-    return int(forward(NN, S.st[ST_PLY], S.st[ST_SIDE]))
+    return int(forward(NN, S))
