@@ -17,7 +17,7 @@ from wasp.types import MATE, MAX_PLY
 STARTING_FEN = chess.STARTING_FEN
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 320, chess.BISHOP: 330, chess.ROOK: 500,
           chess.QUEEN: 900, chess.KING: 0}
-CHECK_EVERY = 128  # nodes between looks at the clock and the stop flag
+CHECK_EVERY = 32  # nodes between looks at the clock and the stop flag
 MAX_DEPTH = 32  # iterations at most (an infinite search then waits for `stop`)
 
 
@@ -285,7 +285,7 @@ class Search:
                 score, line = self._root(depth, moves, pv)
                 pv, done = line, depth
                 if self.on_info is not None:
-                    self.on_info(depth, score, self.nodes, self._elapsed_ms(), self._text(pv))
+                    self.on_info(depth, score, self.nodes, self.elapsed_ms(), self._text(pv))
                 if self.soft is not None and time.monotonic() - self.start >= self.soft:
                     break
                 if len(moves) == 1 and self.soft is not None:
@@ -295,12 +295,13 @@ class Search:
         except _Stop:  # the search ended inside the tree: back to the root
             while len(board.move_stack) > root_plies:
                 board.pop()
-        if self.infinite:
-            self.stop.wait()
+        while self.infinite and not self.stop.wait(0.05):  # until stop (or ponderhit)
+            pass
         text = self._text(pv)
         return text[0], text[1] if len(text) > 1 else None, score, done, self.nodes, text
 
-    def _elapsed_ms(self) -> int:
+    def elapsed_ms(self) -> int:
+        """Milliseconds since the search's clock started."""
         return int((time.monotonic() - self.start) * 1000)
 
     def _text(self, pv) -> list[str]:

@@ -9,10 +9,11 @@ compile. Each keyed directory holds the list of the files it was keyed to and th
 (keyed to `wasp` and `tuner`) and the engine it starts (keyed to `wasp`) compile once, in one
 directory.
 
-Processes that share a cache compile each kernel once: `setup` makes numba claim a kernel (a
-lock file beside its cache index) before it compiles it on a cache miss; another process that
-misses the same kernel meanwhile waits for the claim, then loads what the first one saved
-(`install_claims`).
+Processes that share a cache compile each kernel once: `setup` makes numba claim a kernel's
+signature (a lock file beside the kernel's cache index) before it compiles it on a cache miss;
+another process that misses the same one meanwhile waits for the claim, then loads what the
+first one saved (`install_claims`). Claims are per signature, so that the search with a net and
+with the hand-written evaluation compile side by side.
 """
 
 import contextlib
@@ -271,12 +272,12 @@ claim_listeners = []  # called as (event, kernel): "wait" when another process c
 def install_claims() -> None:
     """Make numba claim each kernel before compiling it (on a cache miss), once a process.
 
-    The claim is an exclusive `flock` of `<index>.claim` in the kernel's cache directory,
-    held until numba has saved the kernel. A process that misses a kernel another holds
-    waits (at most `CLAIM_WAIT`), then loads it from the cache; a crashed holder's lock ends
-    with its process. Within a process a claim is re-entrant (a recursive kernel). Numba is
-    patched when it is imported (at once if it is already). Without `fcntl` (Windows)
-    nothing changes.
+    The claim is an exclusive `flock` of `<index>-<signature digest>.claim` in the kernel's
+    cache directory, held until numba has saved the kernel. A process that misses a kernel
+    another holds waits (at most `CLAIM_WAIT`), then loads it from the cache; a crashed
+    holder's lock ends with its process. Within a process a claim is re-entrant (a recursive
+    kernel). Numba is patched when it is imported (at once if it is already). Without `fcntl`
+    (Windows) nothing changes.
     """
     try:
         import fcntl  # noqa: F401
@@ -323,13 +324,13 @@ def _patch_numba() -> None:
 
     def load_overload(self, sig, target_context):
         cres = load(self, sig, target_context)
-        if cres is None and _claim(self):
+        if cres is None and _claim(self, sig):
             try:  # the claim's last holder may have saved it meanwhile
                 cres = self._load_overload(sig, target_context)
             except Exception:  # noqa: BLE001 - as numba: a bad entry means a compile
                 cres = None
             if cres is not None:
-                _release(_claim_path(self))
+                _release(_claim_path(self, sig))
         return cres
 
     def compile(self, sig):
@@ -345,9 +346,10 @@ def _patch_numba() -> None:
     Dispatcher.compile = compile
 
 
-def _claim_path(cache) -> str:
+def _claim_path(cache, sig) -> str:
     index = cache._cache_file._index_path
-    return (index[:-4] if index.endswith(".nbi") else index) + CLAIM_SUFFIX
+    digest = hashlib.sha1(str(sig).encode()).hexdigest()[:12]
+    return f"{index[:-4] if index.endswith('.nbi') else index}-{digest}{CLAIM_SUFFIX}"
 
 
 def kernel_of(cache) -> str:
@@ -358,13 +360,13 @@ def kernel_of(cache) -> str:
     return f"{func.__module__}.{getattr(func, '__qualname__', func.__name__)}"
 
 
-def _claim(cache) -> bool:
-    """Take the claim of `cache`'s kernel, waiting while another process holds it; True when
-    this call took it (False: held here already, or no claim could be made)."""
+def _claim(cache, sig) -> bool:
+    """Take the claim of `cache`'s kernel for `sig`, waiting while another process holds it;
+    True when this call took it (False: held here already, or no claim could be made)."""
     import fcntl
 
     try:
-        path = _claim_path(cache)
+        path = _claim_path(cache, sig)
         if path in _claims:
             return False
         cache._impl.locator.ensure_cache_path()
