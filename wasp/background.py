@@ -19,7 +19,6 @@ import sys
 import threading
 import time
 
-LOAD_WAIT = 5.0  # seconds `wait_loaded` waits for a load from the cache (never for a compile)
 SAY_EVERY = 2.0  # seconds between progress lines on stderr
 # Compiles each group's child makes on an empty cache (measured with `wasp warmup --only GROUP
 # --report`): the denominator of "how far"; a count beyond it shows as the count itself.
@@ -60,11 +59,17 @@ def ready(group: str) -> bool:
     return _state.get(group) == "ready"
 
 
-def wait_loaded(group: str, timeout: float = LOAD_WAIT) -> bool:
-    """Wait while `group` waits or loads from the cache, at most `timeout` seconds, but not
-    while it compiles; True when its kernels are ready."""
+def wait_loaded(group: str) -> bool:
+    """Wait while `group` loads from the cache (a second or so; queued behind another
+    group's load too), never while it compiles or waits behind a compile; True when its
+    kernels are ready. So an engine searches with the fallback only while kernels compile:
+    with a warm cache its games are those of the kernel search, move for move."""
+    def loading():
+        now = _state.get(group)
+        return now == "loading" or now == "queued" and "compiling" not in _state.values()
+
     with _cv:
-        _cv.wait_for(lambda: _state.get(group) not in ("queued", "loading"), timeout)
+        _cv.wait_for(lambda: not loading())
         return _state.get(group) == "ready"
 
 

@@ -472,7 +472,7 @@ class Engine:
         if not value or value == EMPTY:
             self.book = None
             return None
-        wait_for_kernels()  # wasp.book imports them
+        wait_for_kernels(self.evaluation_group())  # wasp.book imports them
         from wasp.book import Book
 
         try:

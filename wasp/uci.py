@@ -215,14 +215,16 @@ class UciEngine(GuiOutput):
 
     def cmd_isready(self, args):
         self.engine.load()
-        self._kernel_news()
+        self._kernel_news(again=False)
         self.send("readyok")
 
-    def _kernel_news(self) -> None:
-        """An info string while the kernels are not ready, and one when they become so."""
+    def _kernel_news(self, again: bool = True) -> None:
+        """An info string while the kernels are not ready (`again`: also when one said so
+        before), and one when they become so."""
         news = self.engine.kernel_news()
         if news is not None:
-            self.info_string(news)
+            if again or not self._cold_told:
+                self.info_string(news)
             self._cold_told = True
         elif self._cold_told:
             self.info_string("kernels ready: the full-speed search plays from here")

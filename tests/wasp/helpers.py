@@ -176,7 +176,7 @@ def compiling_kernels(monkeypatch):
 
     state = {"ready": False}
     monkeypatch.setattr(background, "request", lambda group: None)
-    monkeypatch.setattr(background, "wait_loaded", lambda group, timeout=0: state["ready"])
+    monkeypatch.setattr(background, "wait_loaded", lambda group: state["ready"])
     monkeypatch.setattr(background, "status", lambda group: None if state["ready"] else
                         f"kernels compiling ({group} search: 3/60 compiled, now search._search, "
                         f"5 s so far): the fallback search plays meanwhile")
