@@ -177,9 +177,9 @@ def compiling_kernels(monkeypatch):
     state = {"ready": False}
     monkeypatch.setattr(background, "request", lambda group: None)
     monkeypatch.setattr(background, "wait_loaded", lambda group: state["ready"])
-    monkeypatch.setattr(background, "status", lambda group: None if state["ready"] else
-                        f"kernels compiling ({group} search: 3/60 compiled, now search._search, "
-                        f"5 s so far): the fallback search plays meanwhile")
+    news = ("kernels compiling (net search: 3 of about 55 compiled, now search._search, "
+            "5 s so far): the fallback search plays meanwhile")
+    monkeypatch.setattr(background, "status", lambda group: None if state["ready"] else news)
 
     class Compiling:
         @staticmethod
