@@ -29,20 +29,31 @@ _cv = threading.Condition()
 _state = {}  # group -> "queued", "loading", "compiling", "ready" or "failed"
 _queue = []  # groups waiting for the thread, in the order asked
 _progress = {}  # group -> [compiles ended, kernel compiling now, since (monotonic)]
+_guessed = set()  # groups asked for with `guess` only
 _thread = None
 _child = None  # the compiling child process, while one runs
 _said = 0.0  # when the last progress line went to stderr
 
 
-def request(group: str) -> None:
-    """Make `group`'s kernels ready in the background (once a process); returns at once."""
+def request(group: str, guess: bool = False) -> None:
+    """Make `group`'s kernels ready in the background (once a process); returns at once.
+
+    With `guess` (the process starts, its evaluation not yet known) the group is loaded if it
+    is cached, but not compiled: it waits "cold" until a request without `guess` asks for it.
+    So an engine told to use the other evaluation compiles only that one."""
     global _thread
     from wasp import warmup
 
     warmup.groups(group)  # ValueError for a name that is no group
     with _cv:
+        if group in _guessed and not guess:
+            _guessed.discard(group)
+            if _state.get(group) == "cold":
+                del _state[group]
         if group in _state:
             return
+        if guess:
+            _guessed.add(group)
         _state[group] = "queued"
         _queue.append(group)
         if _thread is None:
@@ -52,7 +63,8 @@ def request(group: str) -> None:
 
 
 def state(group: str) -> str | None:
-    """"queued", "loading", "compiling", "ready", "failed", or None when not requested."""
+    """"queued", "loading", "compiling", "ready", "failed", "cold" (not cached, asked for
+    with `guess` only), or None when not requested."""
     return _state.get(group)
 
 
@@ -126,6 +138,11 @@ def _make_ready(group: str) -> None:
         with warmup.only_cached():
             warmup.warmup(kernels=group, progress=False)
     except Exception:  # noqa: BLE001 - a kernel not cached (NotCached, or numba's wrap of it)
+        with _cv:
+            if group in _guessed:  # compiled only when the engine asks for it
+                _state[group] = "cold"
+                _cv.notify_all()
+                return
         _set(group, "compiling")
         t0 = time.monotonic()
         _say(f"compiling the {group} search's kernels in the background (a minute or two "

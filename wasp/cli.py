@@ -238,7 +238,8 @@ def _engine():
 
     from wasp import background
 
-    background.request("net")  # the default net's kernels load while the GUI says `uci`
+    background.request("net", guess=True)  # the default net's kernels load while the GUI
+    # says `uci` (compiled once the engine knows it plays with the net)
     lines = iter(sys.stdin)
     first = []
     for line in lines:  # blank lines before the first command are skipped

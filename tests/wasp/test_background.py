@@ -23,7 +23,7 @@ while not (here / "go").exists():
 def fresh(monkeypatch):
     """The module's state as in a new engine process."""
     for name, value in (("_state", {}), ("_queue", []), ("_progress", {}), ("_thread", None),
-                        ("_said", 0.0)):
+                        ("_said", 0.0), ("_guessed", set())):
         monkeypatch.setattr(background, name, value)
 
 
@@ -75,3 +75,24 @@ def test_a_warm_group_loads_here_and_is_waited_for(fresh, monkeypatch):
 def test_a_name_that_is_no_group_is_refused(fresh):
     with pytest.raises(ValueError, match="kernels must be one of"):
         background.request("everything")
+
+
+def test_a_guessed_group_is_loaded_if_cached_but_compiled_only_when_asked_for(fresh, monkeypatch,
+                                                                            tmp_path):
+    def load(kernels, progress=None):
+        if getattr(warmup._local, "only_cached", False):
+            raise warmup.NotCached("search._search")
+
+    children = []
+    (tmp_path / "child.py").write_text("")
+    monkeypatch.setattr(warmup, "warmup", load)
+    monkeypatch.setattr(warmup, "child_command", lambda group, report=False: children.append(
+        group) or [sys.executable, str(tmp_path / "child.py")])
+    background.request("net", guess=True)  # the process starts: the default evaluation
+    _until(lambda: background.state("net") == "cold")
+    background.request("hand")  # the engine plays with the hand-written evaluation
+    _until(lambda: background.ready("hand"))
+    assert children == ["hand"] and background.state("net") == "cold"
+    background.request("net")  # now it needs the net
+    _until(lambda: background.ready("net"))
+    assert children == ["hand", "net"]
