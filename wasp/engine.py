@@ -288,7 +288,10 @@ class Engine:
         return self._W
 
     def evaluation_group(self) -> str:
-        """The kernel group (`wasp.warmup`) of EvalFile's evaluation: "net" or "hand"."""
+        """The kernel group (`wasp.warmup`) of EvalFile's evaluation: "net" or "hand" (the
+        default net is known to be one without reading it, which imports numba)."""
+        if self._W is None and self.eval_file == DEFAULT_NET:
+            return "net"
         W = self.W
         if W is None:
             return "hand"
