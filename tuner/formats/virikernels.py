@@ -7,6 +7,7 @@ loaders filter (ply, check, tactical move, score).
 import numpy as np
 from numba import njit
 
+from wasp import types
 from wasp.movegen import generate
 from wasp.position import (
     ep_capturable,
@@ -15,35 +16,6 @@ from wasp.position import (
     king_square,
     make_move,
     set_castling,
-)
-from wasp.types import (
-    BLACK,
-    CASTLE_BK,
-    CASTLE_BQ,
-    CASTLE_WK,
-    CASTLE_WQ,
-    CASTLING_ROOK,
-    EMPTY,
-    FLAG_CASTLE,
-    FLAG_EP,
-    GEN_ALL,
-    KING,
-    MAILBOX,
-    MAX_MOVES,
-    MOVE_PROMO_SHIFT,
-    MOVE_TO_SHIFT,
-    NO_SQUARE,
-    OCC_ALL,
-    OCC_WHITE,
-    PAWN,
-    ROOK,
-    ST_CASTLE,
-    ST_EP,
-    ST_FULLMOVE,
-    ST_HALFMOVE,
-    ST_PLY,
-    ST_SIDE,
-    WHITE,
 )
 
 from .bfkernels import EMPTY as BF_EMPTY
@@ -67,8 +39,8 @@ TO_SHIFT, PROMO_SHIFT, TYPE_SHIFT = 6, 12, 14
 PROMO_MASK = 3  # knight, bishop, rook, queen = 0..3
 TYPE_NORMAL, TYPE_EP, TYPE_CASTLE, TYPE_PROMO = 0, 1, 2, 3
 ANY_TYPE = 4  # `legal_code` for UCI text: any move, castling in either form
-MOVE_KEY = (1 << (MOVE_PROMO_SHIFT + 3)) - 1  # an engine move's from, to and promotion bits
-CASTLE_BITS = (CASTLE_WK, CASTLE_WQ, CASTLE_BK, CASTLE_BQ)
+MOVE_KEY = (1 << (types.MOVE_PROMO_SHIFT + 3)) - 1  # an engine move's from, to and promotion bits
+CASTLE_BITS = (types.CASTLE_WK, types.CASTLE_WQ, types.CASTLE_BK, types.CASTLE_BQ)
 
 # the filter, an int64 array: keep a position when its ply >= F_MIN_PLY, not in check when
 # F_NO_CHECK, its move not a capture, en passant or promotion when F_NO_CAPTURE, |score| at most
@@ -107,8 +79,8 @@ ERRORS = {E_PIECES: "more than 32 pieces",
 
 def _nibble_table():
     """bfkernels' board nibble of each of the engine's pieces (colour * 6 + type; EMPTY)."""
-    table = np.full(EMPTY + 1, BF_EMPTY, dtype=np.uint8)
-    for piece in range(EMPTY):
+    table = np.full(types.EMPTY + 1, BF_EMPTY, dtype=np.uint8)
+    for piece in range(types.EMPTY):
         table[piece] = (BLACK_PIECE if piece >= 6 else 0) | piece % 6
     return table
 
@@ -163,8 +135,8 @@ def set_up(T, S, buf, at, kings, rooks):
     """The position of the header at buf[at:at + 32] into S (history cleared); OK or an error
     code. Unmoved rooks become castling rights on their side of their king."""
     bb, st = S.bb, S.st
-    bb[:OCC_ALL + 1] = 0
-    st[MAILBOX:MAILBOX + 64] = EMPTY
+    bb[:types.OCC_ALL + 1] = 0
+    st[types.MAILBOX:types.MAILBOX + 64] = types.EMPTY
     occ = np.uint64(0)
     for k in range(8):
         occ |= np.uint64(buf[at + OFF_OCC + k]) << np.uint64(8 * k)
@@ -177,26 +149,26 @@ def set_up(T, S, buf, at, kings, rooks):
             return E_PIECES
         nib = (buf[at + OFF_PCS + count // 2] >> (4 * (count & 1))) & 15
         count += 1
-        colour = BLACK if nib & BLACK_PIECE else WHITE
+        colour = types.BLACK if nib & BLACK_PIECE else types.WHITE
         code = nib & 7
         if code == BAD_PIECE:
             return E_PIECE
-        kind = ROOK if code == UNMOVED_ROOK else code
-        if kind == PAWN and (sq < 8 or sq >= 56):
+        kind = types.ROOK if code == UNMOVED_ROOK else code
+        if kind == types.PAWN and (sq < 8 or sq >= 56):
             return E_PAWNS
-        if kind == KING:
+        if kind == types.KING:
             if kings[colour] >= 0:
                 return E_KINGS
             kings[colour] = sq
         piece = 6 * colour + kind
         b = np.uint64(1) << np.uint64(sq)
         bb[piece] |= b
-        bb[OCC_WHITE + colour] |= b
-        bb[OCC_ALL] |= b
-        st[MAILBOX + sq] = piece
+        bb[types.OCC_WHITE + colour] |= b
+        bb[types.OCC_ALL] |= b
+        st[types.MAILBOX + sq] = piece
     if kings[0] < 0 or kings[1] < 0:
         return E_KINGS
-    rooks[:] = NO_SQUARE
+    rooks[:] = types.NO_SQUARE
     rights = 0
     count = 0
     for sq in range(64):
@@ -206,39 +178,40 @@ def set_up(T, S, buf, at, kings, rooks):
         count += 1
         if nib & 7 != UNMOVED_ROOK:
             continue
-        colour = BLACK if nib & BLACK_PIECE else WHITE
+        colour = types.BLACK if nib & BLACK_PIECE else types.WHITE
         king = kings[colour]
         if sq >> 3 != 7 * colour or king >> 3 != sq >> 3:
             return E_ROOK
         right = 2 * colour + (0 if sq > king else 1)
-        if rooks[right] != NO_SQUARE:
+        if rooks[right] != types.NO_SQUARE:
             return E_ROOK
         rooks[right] = sq
         rights |= CASTLE_BITS[right]
     set_castling(st, kings, rooks)
-    st[ST_CASTLE] = rights
+    st[types.ST_CASTLE] = rights
     stm_ep = buf[at + OFF_STM_EP]
-    us = BLACK if stm_ep & STM_BLACK else WHITE
-    st[ST_SIDE] = us
-    st[ST_EP] = NO_SQUARE
+    us = types.BLACK if stm_ep & STM_BLACK else types.WHITE
+    st[types.ST_SIDE] = us
+    st[types.ST_EP] = types.NO_SQUARE
     ep = stm_ep & EP_MASK
     if ep != NO_EP:
-        if ep > NO_EP or ep >> 3 != (5 if us == WHITE else 2):
+        if ep > NO_EP or ep >> 3 != (5 if us == types.WHITE else 2):
             return E_EP
-        pusher = ep - 8 if us == WHITE else ep + 8
-        origin = ep + 8 if us == WHITE else ep - 8
-        if (st[MAILBOX + pusher] != 6 * (1 - us) + PAWN or st[MAILBOX + ep] != EMPTY
-                or st[MAILBOX + origin] != EMPTY):
+        pusher = ep - 8 if us == types.WHITE else ep + 8
+        origin = ep + 8 if us == types.WHITE else ep - 8
+        if (st[types.MAILBOX + pusher] != 6 * (1 - us) + types.PAWN
+                or st[types.MAILBOX + ep] != types.EMPTY
+                or st[types.MAILBOX + origin] != types.EMPTY):
             return E_EP
         if ep_capturable(T, S, ep, us):  # kept only where a pawn could take, as FENs are read
-            st[ST_EP] = ep
-    st[ST_HALFMOVE] = buf[at + OFF_HALFMOVE]
-    st[ST_FULLMOVE] = max(_u16(buf, at + OFF_FULLMOVE), 1)
-    st[ST_PLY] = 0
+            st[types.ST_EP] = ep
+    st[types.ST_HALFMOVE] = buf[at + OFF_HALFMOVE]
+    st[types.ST_FULLMOVE] = max(_u16(buf, at + OFF_FULLMOVE), 1)
+    st[types.ST_PLY] = 0
     if buf[at + OFF_WDL] > 2:
         return E_WDL
     them = 1 - us
-    if is_attacked(T, S, king_square(S, them), us, bb[OCC_ALL]):
+    if is_attacked(T, S, king_square(S, them), us, bb[types.OCC_ALL]):
         return E_CHECK
     return OK
 
@@ -249,24 +222,24 @@ def legal_code(T, S, moves, frm, to, promo, kind):
     queen) of viriformat type `kind` in S, castling as king takes rook; with ANY_TYPE (UCI
     text) any move but castling first, then castling with `to` the king's destination or its
     rook's square. -1 when there is none. `moves` is room for the legal moves."""
-    n = generate(T, S, moves, GEN_ALL, True)
-    key = frm | to << MOVE_TO_SHIFT | promo << MOVE_PROMO_SHIFT
-    us = S.st[ST_SIDE]
+    n = generate(T, S, moves, types.GEN_ALL, True)
+    key = frm | to << types.MOVE_TO_SHIFT | promo << types.MOVE_PROMO_SHIFT
+    us = S.st[types.ST_SIDE]
     castle = -1
     for i in range(n):
         code = np.int64(moves[i])
-        if code & FLAG_CASTLE:
+        if code & types.FLAG_CASTLE:
             if kind != TYPE_CASTLE and kind != ANY_TYPE or code & SQUARE_MASK != frm:
                 continue
-            dest = (code >> MOVE_TO_SHIFT) & SQUARE_MASK
-            rook = S.st[CASTLING_ROOK + 2 * us + (0 if dest & 7 == 6 else 1)]
+            dest = (code >> types.MOVE_TO_SHIFT) & SQUARE_MASK
+            rook = S.st[types.CASTLING_ROOK + 2 * us + (0 if dest & 7 == 6 else 1)]
             if rook == to or (kind == ANY_TYPE and dest == to):
                 if kind == TYPE_CASTLE:
                     return code
                 if castle < 0:
                     castle = code
         elif code & MOVE_KEY == key and (kind == ANY_TYPE or kind != TYPE_CASTLE
-                                         and (kind == TYPE_EP) == bool(code & FLAG_EP)):
+                                         and (kind == TYPE_EP) == bool(code & types.FLAG_EP)):
             return code
     return castle
 
@@ -274,18 +247,18 @@ def legal_code(T, S, moves, frm, to, promo, kind):
 @njit(cache=True, nogil=True)
 def tactical(S, code):
     """A capture, en passant or promotion (Viridithas's tactical move; castling is none)."""
-    if code & FLAG_EP or (code >> MOVE_PROMO_SHIFT) & 7:
+    if code & types.FLAG_EP or (code >> types.MOVE_PROMO_SHIFT) & 7:
         return True
-    to = (code >> MOVE_TO_SHIFT) & SQUARE_MASK
-    return not code & FLAG_CASTLE and S.st[MAILBOX + to] != EMPTY
+    to = (code >> types.MOVE_TO_SHIFT) & SQUARE_MASK
+    return not code & types.FLAG_CASTLE and S.st[types.MAILBOX + to] != types.EMPTY
 
 
 @njit(cache=True, nogil=True)
 def _record(S, board, score, wdl, out):
     """bulletformat's record of the position in S (White's score and result 0, 1, 2)."""
     for sq in range(64):
-        board[sq] = NIBBLE[S.st[MAILBOX + sq]]
-    return pack(board, S.st[ST_SIDE] == BLACK, score, wdl, out)
+        board[sq] = NIBBLE[S.st[types.MAILBOX + sq]]
+    return pack(board, S.st[types.ST_SIDE] == types.BLACK, score, wdl, out)
 
 
 @njit(cache=True, nogil=True)
@@ -298,7 +271,7 @@ def decode_games(buf, T, S, flt, out, games, first_game, info):
     kings = np.empty(2, dtype=np.int64)
     rooks = np.empty(4, dtype=np.int64)
     board = np.empty(64, dtype=np.uint8)
-    moves = np.empty(MAX_MOVES, dtype=np.int32)
+    moves = np.empty(types.MAX_MOVES, dtype=np.int32)
     st = S.st
     n = 0
     g = 0
@@ -313,7 +286,7 @@ def decode_games(buf, T, S, flt, out, games, first_game, info):
             info[I_ERROR], info[I_AT], info[I_MOVE] = err, at, -1
             break
         wdl = buf[at + OFF_WDL]
-        ply = 2 * (st[ST_FULLMOVE] - 1) + st[ST_SIDE]
+        ply = 2 * (st[types.ST_FULLMOVE] - 1) + st[types.ST_SIDE]
         j = at + HEADER_SIZE
         k = 0
         while j < end - MOVE_SIZE:
@@ -338,7 +311,7 @@ def decode_games(buf, T, S, flt, out, games, first_game, info):
                 _record(S, board, score, wdl, out[n])
                 games[n] = first_game + g
                 n += 1
-            S.st[ST_PLY] = 0  # nothing is undone: the history stays one ply long
+            S.st[types.ST_PLY] = 0  # nothing is undone: the history stays one ply long
             make_move(T, S, code)
             ply += 1
             j += MOVE_SIZE

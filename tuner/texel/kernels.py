@@ -8,21 +8,9 @@ only trusted for a nonzero key), so no stale score can ever be read from it.
 import numpy as np
 from numba import njit
 
+from wasp import types
 from wasp.bitboards import ONE, U64, ZERO, tables
 from wasp.position import compute_key, in_check, new_state
-from wasp.types import (
-    EMPTY,
-    KEYS,
-    MAILBOX,
-    OCC_ALL,
-    OCC_WHITE,
-    ST_CASTLE,
-    ST_EP,
-    ST_FULLMOVE,
-    ST_HALFMOVE,
-    ST_PLY,
-    ST_SIDE,
-)
 
 from .rows import R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
 
@@ -32,27 +20,27 @@ def unpack_row(T, S, rows, j, with_key):
     """Set S to packed row j of rows (uint8 [n, ROW_WIDTH])."""
     bb = S.bb
     st = S.st
-    for i in range(KEYS):
+    for i in range(types.KEYS):
         bb[i] = ZERO
     for sq in range(64):
         b = np.int64(rows[j, sq >> 1])
         p = (b >> 4) if sq & 1 else (b & 15)
-        st[MAILBOX + sq] = p
-        if p != EMPTY:
+        st[types.MAILBOX + sq] = p
+        if p != types.EMPTY:
             bit = ONE << U64(sq)
             bb[p] |= bit
-            bb[OCC_WHITE + p // 6] |= bit
-            bb[OCC_ALL] |= bit
-    st[ST_SIDE] = np.int64(rows[j, R_SIDE])
-    st[ST_CASTLE] = np.int64(rows[j, R_CASTLE])
-    st[ST_EP] = np.int64(rows[j, R_EP])
-    st[ST_HALFMOVE] = 0
-    st[ST_FULLMOVE] = 1
-    st[ST_PLY] = 0
+            bb[types.OCC_WHITE + p // 6] |= bit
+            bb[types.OCC_ALL] |= bit
+    st[types.ST_SIDE] = np.int64(rows[j, R_SIDE])
+    st[types.ST_CASTLE] = np.int64(rows[j, R_CASTLE])
+    st[types.ST_EP] = np.int64(rows[j, R_EP])
+    st[types.ST_HALFMOVE] = 0
+    st[types.ST_FULLMOVE] = 1
+    st[types.ST_PLY] = 0
     if with_key:
-        bb[KEYS] = compute_key(T, S)
+        bb[types.KEYS] = compute_key(T, S)
     else:
-        bb[KEYS] = ZERO
+        bb[types.KEYS] = ZERO
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -60,22 +48,22 @@ def pack_state(S, rows, j):
     """Write S as packed row j of rows."""
     st = S.st
     for i in range(32):
-        lo = st[MAILBOX + 2 * i]
-        hi = st[MAILBOX + 2 * i + 1]
+        lo = st[types.MAILBOX + 2 * i]
+        hi = st[types.MAILBOX + 2 * i + 1]
         rows[j, i] = np.uint8(lo | (hi << 4))
-    rows[j, R_SIDE] = np.uint8(st[ST_SIDE])
-    rows[j, R_CASTLE] = np.uint8(st[ST_CASTLE])
-    rows[j, R_EP] = np.uint8(st[ST_EP])
+    rows[j, R_SIDE] = np.uint8(st[types.ST_SIDE])
+    rows[j, R_CASTLE] = np.uint8(st[types.ST_CASTLE])
+    rows[j, R_EP] = np.uint8(st[types.ST_EP])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _illegal(T, S, rows, flags):
     for j in range(rows.shape[0]):
         unpack_row(T, S, rows, np.int64(j), False)
-        us = S.st[ST_SIDE]
-        S.st[ST_SIDE] = 1 - us
+        us = S.st[types.ST_SIDE]
+        S.st[types.ST_SIDE] = 1 - us
         flags[j] = 1 if in_check(T, S) else 0
-        S.st[ST_SIDE] = us
+        S.st[types.ST_SIDE] = us
 
 
 def illegal_rows(rows) -> np.ndarray:
