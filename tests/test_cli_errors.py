@@ -112,7 +112,7 @@ HELP = [
     ([*WASP, "epd", "--help"], True), ([*WASP, "eval", "--help"], False),
     ([*WASP, "book", "--help"], False), ([*WASP, "book", "build", "--help"], True),
     ([*WASP, "book", "probe", "--help"], True), ([*WASP, "play", "--help"], True),
-    ([*WASP, "gui", "--help"], True), ([*WASP, "warmup", "--help"], False),
+    ([*WASP, "gui", "--help"], True), ([*WASP, "warmup", "--help"], True),
     ([*TUNE, "--help"], True), ([*TUNE, "run", "--help"], True),
     ([*TUNE, "k", "--help"], True), ([*TUNE, "error", "--help"], True),
     ([*TUNE, "data", "--help"], True), ([*TUNE, "datagen", "--help"], True),

@@ -55,10 +55,8 @@ def bench(depth=None, hash_mb: int = 16, verbose: bool = True, settings=()) -> i
     from wasp.driver import Limits
     from wasp.engine import Engine
     from wasp.evaluate import E_EVAL, EC_WIDTH, PAWN_ENTRIES, cache_stats
-    from wasp.warmup import warmup
 
     depth = BENCH_DEPTH if depth is None else max(1, int(depth))
-    warmup()
     engine = Engine()
     try:
         for message in engine.configure([*settings, ("Hash", hash_mb)]):

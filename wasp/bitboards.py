@@ -154,6 +154,9 @@ def queen_attacks(T, sq, occ):
 
 ROOK_DIRS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.int64)
 BISHOP_DIRS = np.array([[1, 1], [1, -1], [-1, 1], [-1, -1]], dtype=np.int64)
+# read-only as the kernels see globals, so that _slow_slider compiles once for both callers
+ROOK_DIRS.setflags(write=False)
+BISHOP_DIRS.setflags(write=False)
 KNIGHT_STEPS = np.array(
     [[1, 2], [2, 1], [2, -1], [1, -2], [-1, -2], [-2, -1], [-2, 1], [-1, 2]], dtype=np.int64
 )

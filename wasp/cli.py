@@ -174,11 +174,23 @@ def _parser(plugins=()):
         plugin.add_arguments(pg)
     _engine_options(pg)
 
-    _sub(sub, "warmup", "compile every kernel into the numba cache "
-                        "(and the engine's Python files to bytecode)",
-         "Compile (or load) every numba kernel into the cache, so that the engine answers at "
-         "once when a GUI or wasp-match starts it. A few minutes the first time.",
-         _example("wasp warmup"))
+    pw = _sub(sub, "warmup", "compile every kernel into the numba cache "
+                             "(and the engine's Python files to bytecode)",
+              "Compile (or load) every numba kernel into the cache, so that the engine answers "
+              "at once and searches at full speed from its first move when a GUI or "
+              "wasp-match starts it. The kernel groups (net: the engine's search with a net; "
+              "hand: with the hand-written evaluation; tools: qsearch, SEE, perft, the "
+              "position queries) compile in parallel processes into the one cache. About a "
+              "minute and a half the first time on 2 cores.",
+              _example("wasp warmup", "wasp warmup --only net"))
+    pw.add_argument("--only", choices=("net", "hand", "tools"),
+                    help="one group, in this process (default: every group, in parallel)")
+    pw.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="processes at once (default: one a core)")
+    pw.add_argument("--report", action="store_true",
+                    help="with --only: a line on stdout as each kernel's compile starts "
+                         "(`wasp-warmup compiling <compiles done> <kernel>`), for a program "
+                         "that waits for it")
     return p
 
 
@@ -224,9 +236,10 @@ def _engine():
     else UCI."""
     import itertools
 
-    from wasp import warmup
+    from wasp import background
 
-    warmup.start_background()  # the kernels load while the GUI says `uci`
+    background.request("net", guess=True)  # the default net's kernels load while the GUI
+    # says `uci` (compiled once the engine knows it plays with the net)
     lines = iter(sys.stdin)
     first = []
     for line in lines:  # blank lines before the first command are skipped
@@ -241,8 +254,28 @@ def _engine():
         code = protocol_main(itertools.chain(first, lines))
     except KeyboardInterrupt:
         code = 0
-    warmup.exit_now_if_loading(code)  # `quit` came before they were loaded
+    background.exit_now_if_busy(code)  # `quit` came before they were loaded
     return code
+
+
+def _warmup(args):
+    from wasp.warmup import REPORT, compile_parallel, warmup, write_bytecode
+
+    if args.jobs is not None and args.jobs < 1:
+        return fail("wasp warmup", f"--jobs {args.jobs}: give 1 or more", EXIT_USAGE)
+    if args.report and not args.only:
+        return fail("wasp warmup", "--report goes with --only GROUP", EXIT_USAGE)
+    write_bytecode()
+    if args.only is None:
+        return compile_parallel(jobs=args.jobs)
+    report = None
+    if args.report:
+        def report(line):
+            try:
+                print(f"{REPORT} {line}", flush=True)
+            except OSError:  # the engine that asked has quit: finish the compile for the next
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return warmup(verbose=not args.report, kernels=args.only, report=report)
 
 
 def _book(args):
@@ -431,10 +464,7 @@ def main(argv=None, plugins=None):
     if args.command == "play":
         return _play(args)
     if args.command == "warmup":
-        from wasp.warmup import warmup, write_bytecode
-
-        write_bytecode()
-        return warmup(verbose=True)
+        return _warmup(args)
     return EXIT_USAGE
 
 

@@ -9,12 +9,12 @@ and everything else a front end needs.
 
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from wasp.board import move_to_uci
 from wasp.evaluate import clear_eval_cache, default_weights, new_eval_cache
+from wasp.limits import Limits, Line, Result
 from wasp.movepick import (
     SD_AGE,
     SD_COUNTER,
@@ -41,7 +41,7 @@ from wasp.movepick import (
     SD_TT_HITS,
     SD_TT_PROBES,
 )
-from wasp.nnue.accumulator import NN_HIDDEN, nn_array, no_net
+from wasp.nnue.accumulator import NN_HIDDEN, nn_array
 from wasp.nnue.netfile import is_net
 from wasp.position import copy_state
 from wasp.search import (
@@ -72,53 +72,6 @@ from wasp.types import MAX_MOVES, MAX_PLY
 EVAL_CACHE_ENTRIES = 1 << 18  # the search's evaluation cache: 4 MB
 
 
-@dataclass
-class Limits:
-    """What `go` asked for (times in milliseconds)."""
-
-    depth: int | None = None
-    nodes: int | None = None
-    movetime: int | None = None
-    mate: int | None = None
-    infinite: bool = False
-    ponder: bool = False
-    searchmoves: list[str] = field(default_factory=list)
-    soft_ms: float | None = None  # do not start an iteration after this
-    hard_ms: float | None = None  # stop the search here
-    # time.monotonic() when the move's clock started (the GUI's command arrived): soft_ms,
-    # hard_ms and movetime count from here; None: from the search's own start
-    start: float | None = None
-
-
-@dataclass
-class Line:
-    depth: int
-    seldepth: int
-    multipv: int
-    score: int
-    bound: str  # "", "lowerbound" or "upperbound"
-    nodes: int
-    time_ms: int
-    pv: list[str]
-    hashfull: int = 0
-    tbhits: int = 0  # tablebase probes (made at the root, by wasp.engine)
-
-
-@dataclass
-class Result:
-    best: str  # "0000" when there is no legal move
-    ponder: str | None
-    score: int
-    depth: int
-    nodes: int
-    time_ms: int
-    pv: list[str]
-    depth_nodes: list[int] = field(default_factory=list)
-    tt_hits: int = 0
-    tt_probes: int = 0
-    seldepth: int = 0
-
-
 def technique_names() -> tuple[str, ...]:
     return TECHNIQUES
 
@@ -132,7 +85,7 @@ class Searcher:
         self.T = tables()
         self.W = default_weights()
         self.E = new_eval_cache(EVAL_CACHE_ENTRIES)
-        self.NN = no_net()  # a net and its accumulators (wasp.nnue) when one is loaded
+        self.NN = None  # a net and its accumulators (wasp.nnue) when one is loaded
         self.TT = new_table(hash_mb)
         self.SD = np.zeros(SD_SIZE, dtype=np.int64)
         self.SD[SD_FLAGS:SD_FLAGS + N_TECHNIQUES] = 1
@@ -184,13 +137,19 @@ class Searcher:
             self.NN = nn_array(W)
         else:
             self.W = np.ascontiguousarray(W, dtype=np.int64)
-            self.NN = no_net()
+            self.NN = None
         self.clear()
 
     @property
     def net_hidden(self) -> int:
         """N of the net that evaluates, 0 when the hand-written evaluation does."""
-        return int(self.NN[NN_HIDDEN])
+        return 0 if self.NN is None else int(self.NN[NN_HIDDEN])
+
+    def evaluation(self):
+        """(W, NN) as the search kernels take them: (None, the net) when a net evaluates,
+        (the weights, None) when the hand-written evaluation does. The None tells numba which
+        evaluation to compile (`wasp.search._eval`)."""
+        return (None, self.NN) if self.NN is not None else (self.W, None)
 
     def clear(self) -> None:
         """Forget everything learnt (`ucinewgame`, `Clear Hash`)."""
@@ -280,7 +239,8 @@ class Searcher:
         return [m for m in SD[SD_PV:SD_PV + end].tolist() if m != 0]
 
     def _iterate(self, S, limits, on_info, start, clock_start) -> Result:
-        T, W, E, NN, TT, SD, MB = self.T, self.W, self.E, self.NN, self.TT, self.SD, self.MB
+        T, E, TT, SD, MB = self.T, self.E, self.TT, self.SD, self.MB
+        W, NN = self.evaluation()
         n = root_prepare(T, S, TT, SD, MB)
         moves = self._root_moves()
         if limits.searchmoves:
@@ -403,7 +363,8 @@ class Searcher:
         S = copy_state(position.S)
         self.SD[SD_STOP] = 0
         self.SD[SD_NODE_LIMIT] = 0
-        return int(qsearch_root(self.T, S, self.W, self.E, self.NN, self.TT, self.SD, self.MB,
+        W, NN = self.evaluation()
+        return int(qsearch_root(self.T, S, W, self.E, NN, self.TT, self.SD, self.MB,
                                 -INF, INF))
 
 

@@ -9,8 +9,10 @@ legal-move fall-back and the score texts. Front ends only parse their input and 
 output.
 
 Importing this module is light (no numba, nor wasp.fen, which imports it): the option list
-is known before the kernels load, so a GUI gets `uciok` at once; `Engine.load()` waits for the
-kernels.
+is known before the kernels load, so a GUI gets `uciok` at once. `Engine.load()` waits for the
+kernels of the evaluation in use, unless the engine plays while they compile (`cold_play`, the
+protocols' choice): then, until they are ready, the game is kept on python-chess's board and
+searched by `wasp.fallback`, and `kernel_news()` says how far the compile is.
 """
 
 import os
@@ -139,12 +141,12 @@ def parse_bool(value) -> bool:
     raise ValueError(f"expected true or false, got {value!r}")
 
 
-def wait_for_kernels() -> None:
-    """Wait for the kernels (loading them here if no thread does): first, so that no kernel
-    module is imported by two threads at once."""
+def wait_for_kernels(group: str = "net") -> None:
+    """Wait for a kernel group (`wasp.warmup`; loading it here if no thread does): first, so
+    that no kernel module is imported by two threads at once."""
     from wasp.warmup import warmup
 
-    warmup(kernels="engine")
+    warmup(kernels=group)
 
 
 # ---------------------------------------------------------------------------
@@ -153,7 +155,7 @@ def wait_for_kernels() -> None:
 
 def _mate_moves(score: int) -> int | None:
     """Moves to mate (negative: being mated), or None for a centipawn score."""
-    from wasp.search import MATE, MATE_BOUND
+    from wasp.types import MATE, MATE_BOUND
 
     if abs(score) < MATE_BOUND:
         return None
@@ -191,7 +193,7 @@ def _tablebase_info(on_info, probe):
     """`on_info` with the tables' score (unless the search found a mate) and their hits."""
     if on_info is None:
         return None
-    from wasp.search import MATE_BOUND
+    from wasp.types import MATE_BOUND
 
     def info(line):
         if line.pv:
@@ -230,6 +232,7 @@ class _Search:
         self.limits = None
         self.budget = None  # the clock budget a ponder search gets at ponderhit
         self.probe = None  # wasp.tablebase.RootProbe when the tables cover the root
+        self.fallback = None  # wasp.fallback.Search while the kernels compile
 
 
 class Engine:
@@ -263,7 +266,10 @@ class Engine:
         self.lag_ms = 0.0  # clock lost outside our own thinking, learnt from the GUI's clocks
         self.last_think = None  # [start_fen, moves, clock, inc, go_time, done_time]
         self._search: _Search | None = None
-        self.move_source = None  # where the last delivered move came from: book, search, legal
+        self.move_source = None  # where the last delivered move came from: book, search,
+        # fallback (the search of wasp.fallback, while the kernels compile), legal
+        self.cold_play = False  # play with wasp.fallback while the kernels compile (protocols)
+        self.kernel_group = None  # the wasp.warmup group the searcher was built for
         self._lock = threading.Lock()  # guards _search
 
     def __repr__(self):
@@ -281,14 +287,52 @@ class Engine:
             self._W = load_eval_file(self.eval_file)
         return self._W
 
-    def load(self) -> None:
-        """Load the kernels and build the searcher (once); the options set so far apply."""
-        if self.searcher is not None:
-            return
-        wait_for_kernels()
-        from wasp.board import Position
+    def evaluation_group(self) -> str:
+        """The kernel group (`wasp.warmup`) of EvalFile's evaluation: "net" or "hand" (the
+        default net is known to be one without reading it, which imports numba)."""
+        if self._W is None and self.eval_file == DEFAULT_NET:
+            return "net"
+        W = self.W
+        if W is None:
+            return "hand"
+        from wasp.nnue.netfile import is_net
+
+        return "net" if is_net(W) else "hand"
+
+    def kernels_ready(self) -> bool:
+        """Can the kernel search serve the next command? Without `cold_play` it always can
+        (after a wait for the kernels); with it, once the background has them
+        (`wasp.background`; a load from a warm cache is waited for, a compile is not)."""
+        group = self.evaluation_group()
+        if not self.cold_play:
+            wait_for_kernels(group)
+            return True
+        from wasp import background
+
+        background.request(group)
+        return background.wait_loaded(group)
+
+    def kernel_news(self) -> str | None:
+        """What the kernels of the evaluation in use are doing, while they are not ready
+        (`cold_play`); None once they are."""
+        if not self.cold_play:
+            return None
+        from wasp import background
+
+        return background.status(self.evaluation_group())
+
+    def load(self) -> bool:
+        """Build the searcher (and the position on the kernels' board) when their kernels
+        are ready, waiting for them unless `cold_play`; the options set so far apply. False:
+        they are not ready, and the game is on `wasp.fallback`'s board."""
+        group = self.evaluation_group() if self.searcher is not None else None
+        if self.searcher is not None and group == self.kernel_group:
+            return True
+        if not self.kernels_ready():
+            self.searcher = None  # another evaluation's searcher (EvalFile changed)
+            self.position = self._board(self.position, cold=True)
+            return False
         from wasp.driver import Searcher
-        from wasp.fen import STARTING_FEN
 
         searcher = Searcher(self.hash_mb)
         searcher.multipv = self.multipv
@@ -297,9 +341,26 @@ class Engine:
         searcher.set_search_params(self.search_values)
         if self.W is not None:
             searcher.set_weights(self.W)
-        self.searcher = searcher
-        if self.position is None:
-            self.position = Position(self.start_fen or STARTING_FEN, self.chess960)
+        self.searcher, self.kernel_group = searcher, self.evaluation_group()
+        self.position = self._board(self.position, cold=False)
+        return True
+
+    def _board(self, game, cold: bool):
+        """The game `game` (None: this game's start) on the kernels' board
+        (`wasp.board.Position`), or with `cold` on python-chess's (`wasp.fallback.Board`);
+        `game` itself when it is on that board already."""
+        if cold:
+            from wasp.fallback import Board
+        else:
+            from wasp.board import Position as Board
+        if isinstance(game, Board):
+            return game
+        from wasp.fallback import STARTING_FEN
+
+        board = Board(self.start_fen or STARTING_FEN, self.chess960)
+        for text in game.move_stack() if game is not None else ():
+            board.push_uci(text)
+        return board
 
     # -- options -------------------------------------------------------------------------
     @staticmethod
@@ -414,7 +475,7 @@ class Engine:
         if not value or value == EMPTY:
             self.book = None
             return None
-        wait_for_kernels()  # wasp.book imports them
+        wait_for_kernels(self.evaluation_group())  # wasp.book imports them
         from wasp.book import Book
 
         try:
@@ -451,7 +512,7 @@ class Engine:
         """The tables' verdict on the root moves (a wasp.tablebase.RootProbe), or None when
         no tables cover the position."""
         position = position if position is not None else self.position
-        if self.tablebases is None or self.probe_limit == 0 or position is None:
+        if self.tablebases is None or self.probe_limit == 0 or self._cold(position):
             return None
         return self.tablebases.root_probe(position, self.probe_limit, self.syzygy_50,
                                           set(searchmoves))
@@ -460,8 +521,8 @@ class Engine:
     def new_game(self) -> None:
         """Forget the game and what was learnt (`ucinewgame`, xboard `new`)."""
         self.abandon()
-        self.load()
-        self.searcher.clear()
+        if self.load():
+            self.searcher.clear()
         self.last_think = None
         self.set_position()
 
@@ -471,9 +532,11 @@ class Engine:
         A bad FEN raises ValueError and leaves the position as it was; at an illegal move the
         position stays at the move before it, and the returned warning names the move.
         """
-        self.load()
-        from wasp.board import Position
-        from wasp.fen import STARTING_FEN
+        if self.load():
+            from wasp.board import Position
+        else:
+            from wasp.fallback import Board as Position
+        from wasp.fallback import STARTING_FEN
 
         position = Position(fen or STARTING_FEN, self.chess960)
         error = None
@@ -486,9 +549,14 @@ class Engine:
         self.start_fen, self.position = fen, position
         return error
 
-    def push_move(self, text: str) -> int:
-        """Play a move given in UCI or SAN; returns its code (IllegalMoveError if neither)."""
-        self.load()
+    def push_move(self, text: str) -> str:
+        """Play a move given in UCI or SAN; returns it in UCI (ValueError if neither)."""
+        if not self.load():
+            try:
+                self.position.push_uci(text)
+            except ValueError:
+                self.position.push_san(text)  # ValueError says why
+            return self.position.move_stack()[-1]
         from wasp.board import IllegalMoveError
 
         try:
@@ -498,7 +566,14 @@ class Engine:
 
             code = parse_san(self.position, text)  # IllegalMoveError says why
         self.position.push(code)
-        return code
+        return self.position.move_stack()[-1]
+
+    @staticmethod
+    def _cold(position) -> bool:
+        """Is `position` missing, or on the fallback's board (the kernels not ready)?"""
+        from wasp.fallback import Board
+
+        return position is None or isinstance(position, Board)
 
     def undo(self) -> str:
         """Take back the last move (IndexError when there is none)."""
@@ -511,7 +586,7 @@ class Engine:
 
     def book_move(self, rng=None) -> str | None:
         """A move from the book for the current position, when OwnBook is on."""
-        if not self.own_book or self.book is None or self.position is None:
+        if not self.own_book or self.book is None or self._cold(self.position):
             return None
         return self.book.choose(self.position, rng)
 
@@ -536,7 +611,7 @@ class Engine:
 
         start = time.monotonic() if start is None else start
         self.abandon()
-        self.load()
+        kernels = self.load()
         position = self.position.copy()
         self._observe_lag(time_left if learn_lag else None)
         budget = allocate(time_left, inc, movestogo, movetime,
@@ -556,8 +631,8 @@ class Engine:
         if thinking:
             search.release.set()
         search.thread = threading.Thread(
-            target=self._run, args=(search, position, calls, ponder_after),
-            name="wasp-search", daemon=True)
+            target=self._run if kernels else self._run_fallback,
+            args=(search, position, calls, ponder_after), name="wasp-search", daemon=True)
         with self._lock:
             self._search = search
         search.thread.start()
@@ -592,7 +667,7 @@ class Engine:
     def _limits(depth, nodes, mate, time_left, movetime, thinking, ponder, searchmoves, start,
                 budget):
         """The driver's limits of one go (a mate search without a clock gets a depth)."""
-        from wasp.driver import Limits
+        from wasp.limits import Limits
 
         if depth is not None:
             depth = max(1, int(depth))
@@ -619,23 +694,11 @@ class Engine:
         finally:
             searcher.on_currmove = None
         if result is not None and search.probe is not None and result.best != "0000":
-            from wasp.search import MATE_BOUND
+            from wasp.types import MATE_BOUND
 
             result.score = search.probe.score(result.best, result.score, MATE_BOUND)
-        search.release.wait()
-        if search.abandoned or search.kind == "analyze" or on_done is None:
+        if not self._deliver(search, position, on_done, result, "search"):
             return
-        if self.last_think is not None and self.last_think[4] == search.limits.start:
-            self.last_think[5] = time.monotonic()
-        search.delivered = True
-        if result is None or result.best == "0000":
-            legal = position.legal_moves()
-            best = legal[0] if legal else "0000"
-            self.move_source = "legal"
-            on_done(best, None, result)
-            return
-        self.move_source = "search"
-        on_done(result.best, result.ponder, result)
         if ponder_after and result.ponder and not search.stop.is_set():
             from wasp.driver import Limits
 
@@ -648,6 +711,52 @@ class Engine:
             search.kind, search.delivered = "ponder", False  # the hash table keeps what it finds
             if not search.stop.is_set():
                 searcher.search(expected, Limits(infinite=True))
+
+    def _deliver(self, search, position, on_done, result, source) -> bool:
+        """Hand a search's move to `on_done` once it may go (a legal move when the search
+        found none); True when `result`'s own move went out."""
+        search.release.wait()
+        if search.abandoned or search.kind == "analyze" or on_done is None:
+            return False
+        if self.last_think is not None and self.last_think[4] == search.limits.start:
+            self.last_think[5] = time.monotonic()
+        search.delivered = True
+        if result is None or result.best == "0000":
+            legal = position.legal_moves()
+            best = legal[0] if legal else "0000"
+            self.move_source = "legal"
+            on_done(best, None, result)
+            return False
+        self.move_source = source
+        on_done(result.best, result.ponder, result)
+        return True
+
+    def _run_fallback(self, search, position, calls, ponder_after):
+        """`_run` while the kernels compile: `wasp.fallback`'s search on its board (no
+        pondering after the move)."""
+        from wasp.fallback import Search
+        from wasp.limits import Line, Result
+
+        limits, on_info = search.limits, calls.on_info
+
+        def info(depth, score, nodes, time_ms, pv):
+            if on_info is not None:
+                on_info(Line(depth, depth, 1, score, "", nodes, time_ms, pv))
+
+        seconds = {k: None if v is None else v / 1000.0
+                   for k, v in (("soft", limits.soft_ms), ("hard", limits.hard_ms))}
+        fallback = Search(position, depth=limits.depth, nodes=limits.nodes, start=limits.start,
+                          stop=search.stop, infinite=limits.infinite or limits.ponder,
+                          searchmoves=limits.searchmoves, on_info=info, **seconds)
+        search.fallback = fallback
+        result = None
+        try:
+            best, ponder, score, depth, nodes, pv = fallback.run()
+            result = Result(best, ponder, score, depth, nodes, fallback.elapsed_ms(), pv)
+        except Exception as exc:  # reported; a legal move is still played
+            if calls.on_error is not None:
+                calls.on_error(f"fallback search error: {type(exc).__name__}: {exc}")
+        self._deliver(search, position, calls.on_done, result, "fallback")
 
     def searching(self) -> bool:
         """Is a search running (a delivered one that is only winding up is not)?"""
@@ -678,7 +787,11 @@ class Engine:
     def move_now(self) -> None:
         """Play the best move so far, without waiting here for it."""
         search = self._search
-        if search is not None and search.kind == "think" and self.searcher is not None:
+        if search is None or search.kind != "think":
+            return
+        if search.fallback is not None:
+            search.stop.set()
+        elif self.searcher is not None:
             self.searcher.stop()
 
     def abandon(self) -> None:
@@ -703,9 +816,17 @@ class Engine:
             return
         now = time.monotonic()
         limits, budget, searcher = search.limits, search.budget, self.searcher
-        elapsed = (now - (limits.start or searcher.search_start or now)) * 1000
         limits.ponder = limits.infinite = False
         search.kind = "think"
+        fallback = search.fallback
+        if fallback is not None:  # its clock starts now
+            if budget is not None and budget.hard is not None:
+                fallback.soft = now - fallback.start + budget.soft / 1000.0
+                fallback.hard = now - fallback.start + budget.hard / 1000.0
+            fallback.infinite = False
+            search.release.set()
+            return
+        elapsed = (now - (limits.start or searcher.search_start or now)) * 1000
         if budget is not None and budget.hard is not None:
             limits.soft_ms = elapsed + budget.soft
             searcher.hard_deadline = now + budget.hard / 1000.0

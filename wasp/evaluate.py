@@ -7,6 +7,12 @@ queen 4); the king safety table (opening) and the draw factor are the non-linear
 
 `E` (made by `new_eval_cache`) holds the pawn hash, the evaluation cache, hit counters and the
 KPK bitbase; call `clear_eval_cache(E)` whenever W changes.
+
+The small helpers called from many places (`_add`'s `_term`, `_dist`, `_tdiv`,
+`_pawn_attacks`) are plain kernels, not numba-inlined: LLVM inlines them all the same, and
+numba's own inlining of each of their 60-odd call sites took half of the evaluation's compile.
+Their call sites pass int64, not literal constants: numba compiles a kernel once for each
+literal it is called with.
 """
 
 import numpy as np
@@ -174,21 +180,30 @@ def cache_stats(E) -> dict:
 # Helpers
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _tdiv(a, b):
     """a / b truncated toward zero (keeps the evaluation colour-symmetric)."""
     q = abs(a) // b
     return q if a >= 0 else -q
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _dist(a, b):
     return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _add(W, TR, tracing, mg_off, eg_off, c, k, mg, eg):
-    """Add k times a linear term for colour c (white +, black -) to (mg, eg); trace it."""
+    """Add k times a linear term for colour c (white +, black -) to (mg, eg); trace it. The
+    integers go to `_term` as int64, never as the literals of a call site, so that it compiles
+    once (per `tracing`), not once per combination of constants."""
+    return _term(W, TR, tracing, np.int64(mg_off), np.int64(eg_off), np.int64(c), np.int64(k),
+                 np.int64(mg), np.int64(eg))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _term(W, TR, tracing, mg_off, eg_off, c, k, mg, eg):
+    """`_add`'s work."""
     if tracing:
         TR[2 * mg_off + c] += k
     if c == 0:
@@ -218,7 +233,7 @@ def eval_prefetch(S, E):
     prefetch(E, _pawn_slot(bb[W_PAWN], bb[B_PAWN]))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pawn_attacks(pawns, c):
     if c == 0:
         return ((pawns & ~FILE_A) << U64(7)) | ((pawns & ~FILE_H) << U64(9))
@@ -502,8 +517,8 @@ def _evaluate(T, S, W, E, info, TR, tracing):
             E[ps + 4] = np.int64(passed_w)
             E[ps + 5] = np.int64(passed_b)
 
-    wpa = _pawn_attacks(wp, 0)
-    bpa = _pawn_attacks(bp, 1)
+    wpa = _pawn_attacks(wp, np.int64(0))
+    bpa = _pawn_attacks(bp, np.int64(1))
     mg, eg, wa_n, wa_b, wa_r, wa_q, w_units, w_att = _pieces(T, S, W, TR, tracing, 0, mg, eg,
                                                             wpa, bpa)
     mg, eg, ba_n, ba_b, ba_r, ba_q, b_units, b_att = _pieces(T, S, W, TR, tracing, 1, mg, eg,
@@ -600,7 +615,7 @@ def _evaluate(T, S, W, E, info, TR, tracing):
     n_rook = popcount(bb[ROOK] | bb[6 + ROOK])
     n_queen = popcount(bb[QUEEN] | bb[6 + QUEEN])
     phase = min(24, n_minor + 2 * n_rook + 4 * n_queen)
-    score = _tdiv(mg * phase + eg * (24 - phase), 24)
+    score = _tdiv(mg * phase + eg * (24 - phase), np.int64(24))
     tapered = score
 
     # endgame knowledge and the draw factor
@@ -633,11 +648,11 @@ def _evaluate(T, S, W, E, info, TR, tracing):
     promo = False
     if stm == 0:
         p7 = opp_pawns & RANK_2
-        if p7 and (((p7 >> U64(8)) & ~occ) or (_pawn_attacks(p7, 1) & bb[OCC_WHITE])):
+        if p7 and (((p7 >> U64(8)) & ~occ) or (_pawn_attacks(p7, np.int64(1)) & bb[OCC_WHITE])):
             promo = True
     else:
         p7 = opp_pawns & RANK_7
-        if p7 and (((p7 << U64(8)) & ~occ) or (_pawn_attacks(p7, 0) & bb[OCC_WHITE + 1])):
+        if p7 and (((p7 << U64(8)) & ~occ) or (_pawn_attacks(p7, np.int64(0)) & bb[OCC_WHITE + 1])):
             promo = True
     result = score if stm == 0 else -score
     info[INFO_HUNG] = hung_stm
@@ -687,9 +702,9 @@ def _endgame(T, S, W, E, score, stm):
                 weak_k = bk if c == 0 else wk
                 strong_k = wk if c == 0 else bk
                 if bish & DARK_SQUARES:
-                    d = min(_dist(weak_k, 0), _dist(weak_k, 63))
+                    d = min(_dist(weak_k, np.int64(0)), _dist(weak_k, np.int64(63)))
                 else:
-                    d = min(_dist(weak_k, 7), _dist(weak_k, 56))
+                    d = min(_dist(weak_k, np.int64(7)), _dist(weak_k, np.int64(56)))
                 v = W[P.KBNK_BASE] + W[P.KBNK_CORNER] * (7 - d) + \
                     2 * (7 - _dist(strong_k, weak_k))
                 return 64, 1, v if c == 0 else -v
@@ -748,7 +763,7 @@ def _endgame(T, S, W, E, score, stm):
             if (_FRONT[strong * 64 + psq] >> U64(dk)) & ONE:
                 scale = min(scale, W[P.DF_KRPKR])
     if scale < 64:
-        score = _tdiv(score * scale, 64)
+        score = _tdiv(score * scale, np.int64(64))
     return scale, 0, score
 
 

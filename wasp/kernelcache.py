@@ -8,15 +8,24 @@ compile. Each keyed directory holds the list of the files it was keyed to and th
 (`FILES`); a process uses any kept directory whose list covers its own kernel files, so a tool
 (keyed to `wasp` and `tuner`) and the engine it starts (keyed to `wasp`) compile once, in one
 directory.
+
+Processes that share a cache compile each kernel once: `setup` makes numba claim a kernel's
+signature (a lock file beside the kernel's cache index) before it compiles it on a cache miss;
+another process that misses the same one meanwhile waits for the claim, then loads what the
+first one saved (`install_claims`). Claims are per signature, so that the search with a net and
+with the hand-written evaluation compile side by side.
 """
 
+import contextlib
 import hashlib
+import importlib.abc
 import importlib.util
 import os
 import pathlib
 import re
 import shutil
 import sys
+import time
 
 KEEP = 3  # keyed directories kept under the base, the one in use included
 FILES = "kernel-files.sha1"  # in each keyed directory: `<sha1>  <package/path.py>` a line
@@ -67,6 +76,7 @@ def setup(packages=("wasp",)) -> str:
 
         config.CACHE_DIR = path
     _packages = tuple(packages)
+    install_claims()
     return path
 
 
@@ -248,3 +258,153 @@ def prune(current: str, keep: int = KEEP) -> list:
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed
+
+
+# -- claims: a kernel compiled by one process at a time ----------------------------------------
+
+CLAIM_WAIT = 900.0  # seconds a process waits for another's compile before it compiles too
+CLAIM_SUFFIX = ".claim"  # the lock file beside a kernel's cache index (numba's .nbi)
+_claims = {}  # lock path -> file descriptor, the claims this process holds
+claim_listeners = []  # called as (event, kernel): "wait" when another process compiles the
+# kernel this one needs, "done" when that wait ends
+
+
+def install_claims() -> None:
+    """Make numba claim each kernel before compiling it (on a cache miss), once a process.
+
+    The claim is an exclusive `flock` of `<index>-<signature digest>.claim` in the kernel's
+    cache directory, held until numba has saved the kernel. A process that misses a kernel
+    another holds waits (at most `CLAIM_WAIT`), then loads it from the cache; a crashed
+    holder's lock ends with its process. Within a process a claim is re-entrant (a recursive
+    kernel). Numba is patched when it is imported (at once if it is already). Without `fcntl`
+    (Windows) nothing changes.
+    """
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        return
+    if "numba" in sys.modules:
+        _patch_numba()
+    elif not any(isinstance(f, _AfterNumba) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterNumba())
+
+
+class _AfterNumba(importlib.abc.MetaPathFinder):
+    """Patches numba (`_patch_numba`) right after `import numba` has run, so that `setup`
+    imports nothing (a tool's --help stays fast)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numba":
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _patch_numba()
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _patch_numba() -> None:
+    try:
+        from numba.core import caching
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:
+        return
+    load = caching.Cache.load_overload
+    if getattr(load, "_wasp_claims", False):
+        return
+    compile_ = Dispatcher.compile
+
+    def load_overload(self, sig, target_context):
+        cres = load(self, sig, target_context)
+        if cres is None and _claim(self, sig):
+            try:  # the claim's last holder may have saved it meanwhile
+                cres = self._load_overload(sig, target_context)
+            except Exception:  # noqa: BLE001 - as numba: a bad entry means a compile
+                cres = None
+            if cres is not None:
+                _release(_claim_path(self, sig))
+        return cres
+
+    def compile(self, sig):
+        held = set(_claims)
+        try:
+            return compile_(self, sig)
+        finally:  # compiled and saved (or failed): the claims taken for it end
+            for path in set(_claims) - held:
+                _release(path)
+
+    load_overload._wasp_claims = True
+    caching.Cache.load_overload = load_overload
+    Dispatcher.compile = compile
+
+
+def _claim_path(cache, sig) -> str:
+    index = cache._cache_file._index_path
+    digest = hashlib.sha1(str(sig).encode()).hexdigest()[:12]
+    return f"{index[:-4] if index.endswith('.nbi') else index}-{digest}{CLAIM_SUFFIX}"
+
+
+def kernel_of(cache) -> str:
+    """`module.function` of a numba cache's kernel."""
+    func = getattr(cache, "_py_func", None)
+    if func is None:
+        return repr(cache)
+    return f"{func.__module__}.{getattr(func, '__qualname__', func.__name__)}"
+
+
+def _claim(cache, sig) -> bool:
+    """Take the claim of `cache`'s kernel for `sig`, waiting while another process holds it;
+    True when this call took it (False: held here already, or no claim could be made)."""
+    import fcntl
+
+    try:
+        path = _claim_path(cache, sig)
+        if path in _claims:
+            return False
+        cache._impl.locator.ensure_cache_path()
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except (AttributeError, OSError):
+        return False
+    waited = False
+    deadline = time.monotonic() + CLAIM_WAIT
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not waited:
+                    waited = True
+                    _tell("wait", kernel_of(cache))
+                if time.monotonic() > deadline:  # a stuck holder: compile here too
+                    os.close(fd)
+                    return False
+                time.sleep(0.05)
+    except OSError:
+        os.close(fd)
+        return False
+    finally:
+        if waited:
+            _tell("done", kernel_of(cache))
+    _claims[path] = fd
+    return True
+
+
+def _release(path) -> None:
+    fd = _claims.pop(path, None)
+    if fd is not None:
+        os.close(fd)  # closing the descriptor ends the lock
+
+
+def _tell(event, kernel) -> None:
+    for listener in list(claim_listeners):
+        with contextlib.suppress(Exception):
+            listener(event, kernel)

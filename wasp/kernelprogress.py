@@ -202,3 +202,41 @@ def kernel_progress(file=None, desc="compiling kernels", enabled=True):
     finally:
         event.unregister("numba:compile", progress)
         progress.close(done=ok)
+
+
+class _Reports:
+    """The listener behind `kernel_reports`."""
+
+    def __init__(self, report):
+        self.report = report
+        self.compiled = 0  # compiles of project kernels ended so far
+        self.lock = threading.Lock()
+
+    def notify(self, event):
+        dispatcher = event.data["dispatcher"]
+        if not _is_ours(getattr(dispatcher.py_func, "__module__", "") or ""):
+            return
+        with self.lock:
+            if event.is_start:
+                self.report(f"compiling {self.compiled} {kernel_name(dispatcher)}")
+            else:
+                self.compiled += 1
+
+
+@contextlib.contextmanager
+def kernel_reports(report=None):
+    """Call `report(line)` as each project kernel's compile starts, the line `compiling
+    <compiles ended so far> <module.function>` (a child process that compiles for an engine
+    tells it how far it is: `wasp.background`). None: nothing. Import numba before entering."""
+    if report is None:
+        yield None
+        return
+    from numba.core import event
+
+    event.Listener.register(_Reports)
+    listener = _Reports(report)
+    event.register("numba:compile", listener)
+    try:
+        yield listener
+    finally:
+        event.unregister("numba:compile", listener)

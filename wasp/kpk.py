@@ -106,7 +106,8 @@ def _classify(v, stm, psq, wk, bk):
         to = psq + 8
         if to != wk and to != bk:
             if (to >> 3) == 7:
-                if _promotion_wins(to, wk, bk, True) or _promotion_wins(to, wk, bk, False):
+                if _promotion_wins(to, wk, bk, np.bool_(True)) or \
+                        _promotion_wins(to, wk, bk, np.bool_(False)):
                     return _WIN
             else:
                 x = v[kpk_index(1, to, wk, bk)]

@@ -5,6 +5,7 @@ for quiescence), quiet moves (the rest), and a count-only pass that sums
 popcounts instead of writing moves. In check it yields exactly the evasions.
 """
 
+import numpy as np
 from numba import njit
 
 from wasp.bitboards import (
@@ -295,4 +296,4 @@ def generate(T, S, moves, mode, store):
 @njit(cache=True, nogil=True, _nrt=False)
 def count_legal(T, S, scratch):
     """Number of legal moves, without writing them (`scratch`: any int32 array)."""
-    return generate(T, S, scratch, GEN_ALL, False)
+    return generate(T, S, scratch, np.int64(GEN_ALL), np.bool_(False))

@@ -5,6 +5,7 @@ back as the hash move), good captures by MVV-LVA, queen promotions, three killer
 countermove, quiets with a good history score, bad captures, the rest.
 """
 
+import numpy as np
 from numba import njit
 
 from wasp.bitboards import U64
@@ -147,7 +148,7 @@ def score_moves(T, S, SD, moves, n, ply, hash_move, noisy_only):
         if ci >= 0:
             counter = SD[SD_COUNTER + ci]
     for i in range(n):
-        s = _order_score(T, S, moves[i], hash_move, noisy_only, k0, k1, k2, use_killers,
+        s = _order_score(T, S, np.int64(moves[i]), hash_move, noisy_only, k0, k1, k2, use_killers,
                          counter, use_history, SD)
         SD[base + i] = s * 256 + (255 - i)
 
@@ -169,7 +170,7 @@ def pick_next(SD, moves, n, i, ply):
         moves[best] = m
         SD[base + best] = SD[base + i] + i - best  # same score, its new index
         SD[base + i] = bk
-    return moves[i]
+    return np.int64(moves[i])  # a move is int64 everywhere: one make_move for all callers
 
 
 @njit(cache=True, nogil=True, _nrt=False)

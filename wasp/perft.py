@@ -13,12 +13,12 @@ def _perft(T, S, depth, buf, ply):
     if depth <= 1:
         if depth <= 0:
             return 1
-        return generate(T, S, buf[ply], GEN_ALL, False)
+        return generate(T, S, buf[ply], np.int64(GEN_ALL), np.bool_(False))
     moves = buf[ply]
-    n = generate(T, S, moves, GEN_ALL, True)
+    n = generate(T, S, moves, np.int64(GEN_ALL), np.bool_(True))
     total = 0
     for i in range(n):
-        make_move(T, S, moves[i])
+        make_move(T, S, np.int64(moves[i]))
         total += _perft(T, S, depth - 1, buf, ply + 1)
         unmake_move(T, S)
     return total

@@ -59,7 +59,7 @@ from wasp.movepick import (
     score_moves,
     update_quiet_stats,
 )
-from wasp.nnue.accumulator import NN_HIDDEN, acc_make, acc_null, acc_refresh
+from wasp.nnue.accumulator import acc_make, acc_null, acc_refresh
 from wasp.nnue.evaluate import evaluate as nnue_evaluate
 from wasp.position import (
     check_squares,
@@ -146,6 +146,8 @@ from wasp.types import (
     KING,
     KNIGHT,
     MAILBOX,
+    MATE,
+    MATE_BOUND,
     MAX_PLY,
     MOVE_FROM_MASK,
     MOVE_PROMO_MASK,
@@ -167,8 +169,6 @@ from wasp.types import (
 )
 
 ONE_PLY = 8
-MATE = 32000
-MATE_BOUND = MATE - 2 * MAX_PLY  # |score| beyond this is a mate in some number of plies
 INF = 32500
 NODE_PV, NODE_CUT, NODE_ALL = 0, 1, 2
 
@@ -197,10 +197,14 @@ def _from_tt(score, ply):
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _eval(T, S, W, E, NN, SD):
-    """The net's evaluation when NN holds one (wasp.nnue), else the hand-written one."""
-    if NN[NN_HIDDEN] != 0:
+    """The net's evaluation when NN is a net (wasp.nnue; W is None), else the hand-written one
+    (NN is None). The evaluation is chosen by the arguments' types: numba prunes the branch
+    of the None argument, so a search compiles (and waits for) its own evaluation only."""
+    if NN is not None:
         return nnue_evaluate(T, S, E, NN, SD[SD_INFO:SD_INFO + N_INFO])
-    return evaluate(T, S, W, E, SD[SD_INFO:SD_INFO + N_INFO])
+    if W is not None:
+        return evaluate(T, S, W, E, SD[SD_INFO:SD_INFO + N_INFO])
+    return 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -208,14 +212,14 @@ def _make(T, S, NN, m):
     """make_move, and the net's accumulators of the child when a net is loaded (unmake_move
     needs nothing: the parent's stay below them in NN's stack)."""
     make_move(T, S, m)
-    if NN[NN_HIDDEN] != 0:
+    if NN is not None:
         acc_make(S, NN)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _make_null(T, S, NN):
     make_null(T, S)
-    if NN[NN_HIDDEN] != 0:
+    if NN is not None:
         acc_null(S, NN)
 
 
@@ -239,7 +243,7 @@ def _count_node(SD):
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _is_draw(S):
     """50-move rule, repetition (of any earlier position, game or search path), bare material."""
-    return S.st[ST_HALFMOVE] >= 100 or is_repetition(S, 1) or insufficient_material(S)
+    return S.st[ST_HALFMOVE] >= 100 or is_repetition(S, np.int64(1)) or insufficient_material(S)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -350,10 +354,10 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
     stand = -INF
     if checked:
         best = -MATE + ply
-        n = generate(T, S, moves, GEN_ALL, True)
+        n = generate(T, S, moves, np.int64(GEN_ALL), np.bool_(True))
         if n == 0:
             return best
-        score_moves(T, S, SD, moves, n, ply, hash_move, False)
+        score_moves(T, S, SD, moves, n, ply, hash_move, np.bool_(False))
     else:
         # The static evaluation; an entry of this position stored it exactly (not in check
         # there either) unless clamped to the field's range.
@@ -366,8 +370,8 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
         best = stand
         if stand > alpha:
             alpha = stand
-        n = generate(T, S, moves, GEN_NOISY, True)
-        score_moves(T, S, SD, moves, n, ply, hash_move, True)
+        n = generate(T, S, moves, np.int64(GEN_NOISY), np.bool_(True))
+        score_moves(T, S, SD, moves, n, ply, hash_move, np.bool_(True))
 
     best_move = 0
     for i in range(n):
@@ -410,8 +414,8 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
         bound = BOUND_EXACT
     else:
         bound = BOUND_UPPER
-    tt_store(TT, key, best_move, _to_tt(best, ply), stand if stand > -INF else 0, 0, bound,
-             SD[SD_AGE])
+    tt_store(TT, key, best_move, _to_tt(best, ply), stand if stand > -INF else 0, np.int64(0),
+             bound, SD[SD_AGE])
     return best
 
 
@@ -542,10 +546,10 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
 
     # Step 10. Generate and order the moves.
     moves = MB[ply]
-    n = generate(T, S, moves, GEN_ALL, True)
+    n = generate(T, S, moves, np.int64(GEN_ALL), np.bool_(True))
     if n == 0:
         return -MATE + ply if checked else 0
-    score_moves(T, S, SD, moves, n, ply, hash_move, False)
+    score_moves(T, S, SD, moves, n, ply, hash_move, np.bool_(False))
 
     orig_alpha = alpha
     best = -INF
@@ -687,7 +691,7 @@ def root_search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth):
     """Search the root moves SD[SD_ROOT_MOVES:...] (skipping SD_ROOT_SKIP ones) in order;
     the best move and its PV go to SD_ROOT_BEST and PV row 0. Returns the best score."""
     SD[SD_PVLEN] = 0
-    if NN[NN_HIDDEN] != 0:
+    if NN is not None:
         acc_refresh(S, NN)
     n = SD[SD_ROOT_N]
     best = -INF
@@ -736,14 +740,14 @@ def root_search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth):
 def root_prepare(T, S, TT, SD, MB):
     """Generate and order the root moves into SD_ROOT_MOVES; returns their number."""
     moves = MB[0]
-    n = generate(T, S, moves, GEN_ALL, True)
+    n = generate(T, S, moves, np.int64(GEN_ALL), np.bool_(True))
     hash_move = 0
     data = tt_probe(TT, current_key(S))
     if data != -1:
         hash_move = data_move(data)
-    score_moves(T, S, SD, moves, n, 0, hash_move, False)
+    score_moves(T, S, SD, moves, n, np.int64(0), hash_move, np.bool_(False))
     for i in range(n):
-        SD[SD_ROOT_MOVES + i] = pick_next(SD, moves, n, i, 0)
+        SD[SD_ROOT_MOVES + i] = pick_next(SD, moves, n, i, np.int64(0))
         SD[SD_ROOT_NODES + i] = 0
         SD[SD_ROOT_SKIP + i] = 0
         SD[SD_ROOT_SCORE + i] = -INF
@@ -760,7 +764,7 @@ def hash_reply(T, S, TT, MB, m):
     if data != -1:
         h = data_move(data)
         moves = MB[0]
-        n = generate(T, S, moves, GEN_ALL, True)
+        n = generate(T, S, moves, np.int64(GEN_ALL), np.bool_(True))
         for i in range(n):
             if moves[i] == h:
                 reply = h
@@ -771,6 +775,6 @@ def hash_reply(T, S, TT, MB, m):
 @njit(cache=True, nogil=True, _nrt=False)
 def qsearch_root(T, S, W, E, NN, TT, SD, MB, alpha, beta):
     """Quiescence score of the position (for tests and the tuner)."""
-    if NN[NN_HIDDEN] != 0:
+    if NN is not None:
         acc_refresh(S, NN)
     return _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, np.int64(0), np.int64(-1))

@@ -121,7 +121,7 @@ def see(T, S, m, P, po):
     if m & FLAG_CASTLE:
         return np.int64(0)
     gain, on_square, occ, to, us = _see_start(T, S, m, P, po)
-    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square, P, po)
+    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square, P, np.int64(po))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -133,7 +133,7 @@ def see_ge0(T, S, m, P, po):
     gain, on_square, occ, to, us = _see_start(T, S, m, P, po)
     if gain >= on_square:
         return True
-    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square, P, po) >= 0
+    return gain - _swap(T, S.bb, to, np.int64(1 - us), occ, on_square, P, np.int64(po)) >= 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

@@ -50,6 +50,8 @@ MAX_HISTORY = 2048
 HISTORY_KEEP = 1024
 MAX_MOVES = 256  # legal moves in any position fit (the record is 218)
 MAX_PLY = 128  # deepest search path
+MATE = 32000  # the score of mate at the root; mate in n plies scores MATE - n
+MATE_BOUND = MATE - 2 * MAX_PLY  # |score| beyond this is a mate in some number of plies
 
 # The castling table, after the undo stack: st[CASTLING + sq] holds the castling rights that
 # survive a move from or to sq; st[CASTLING + 64 + i] the square of the rook of right i

@@ -1,9 +1,12 @@
 """The UCI protocol: `wasp` with no arguments reads commands on stdin and answers on stdout.
 
 An adapter over `wasp.engine.Engine`: it parses commands and formats answers, nothing more.
-`uci` is answered at once; numba and the kernels load meanwhile in a thread (`wasp.warmup`,
-started by `wasp.cli`) and are ready before the first `readyok`. Bad input never ends the
-engine: it gets an `info string` saying what was wrong.
+`uci` is answered at once; the kernels load meanwhile in a thread (`wasp.background`, started
+by `wasp.cli`) and, from a warm cache, are ready before the first `readyok`. With a cold cache
+they compile in a child process: `readyok` comes at once, and until they are ready the engine
+plays with its fallback search (`wasp.fallback`), saying how far the compile is in an `info
+string` at `isready` and `go`. Bad input never ends the engine: it gets an `info string` saying
+what was wrong.
 
 Every `go` gets exactly one `bestmove`, in order, however fast a script streams commands:
 while a search runs, the reader answers `isready` at once and passes `stop` and `ponderhit`
@@ -55,6 +58,8 @@ class UciEngine(GuiOutput):
     def __init__(self, out=None):
         super().__init__(out)
         self.engine = Engine()
+        self.engine.cold_play = True  # readyok and moves at once, whatever compiles
+        self._cold_told = False  # an info string said the kernels were not ready
         self.debug = False
         self._cv = threading.Condition()
         self._queue = deque()  # commands (and the QUIT/END markers) in the order read
@@ -210,7 +215,20 @@ class UciEngine(GuiOutput):
 
     def cmd_isready(self, args):
         self.engine.load()
+        self._kernel_news(again=False)
         self.send("readyok")
+
+    def _kernel_news(self, again: bool = True) -> None:
+        """An info string while the kernels are not ready (`again`: also when one said so
+        before), and one when they become so."""
+        news = self.engine.kernel_news()
+        if news is not None:
+            if again or not self._cold_told:
+                self.info_string(news)
+            self._cold_told = True
+        elif self._cold_told:
+            self.info_string("kernels ready: the full-speed search plays from here")
+            self._cold_told = False
 
     def cmd_ucinewgame(self, args):
         self.engine.new_game()
@@ -296,6 +314,7 @@ class UciEngine(GuiOutput):
                                 or not any(k in opts for k in GO_LIMITS))
         try:
             self.engine.load()
+            self._kernel_news()
             white = self.engine.position.white_to_move
             thread = self.engine.go(
                 time_left=opts.get("wtime" if white else "btime"),

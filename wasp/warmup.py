@@ -1,56 +1,146 @@
-"""Load (or compile) every kernel the engine uses, so `readyok` is fast.
+"""Load (or compile) the kernels a command uses, so that the first search runs at full speed.
 
-As an engine (`wasp`), `wasp.cli` calls `start_background()` as the process starts: numba
-is imported and the protocols' kernels load while the GUI and the engine exchange
-`uci`/`uciok`; the first command that needs a kernel waits in `warmup()` for that load.
+The kernels come in groups, so that a command waits only for its own: `net`, the engine's
+search with a net (the default evaluation) and the board kernels around it; `hand`, the same
+search with the hand-written evaluation (`EvalFile ''`, a params file, the tuner's engines);
+`tools`, what only tools use (qsearch, SEE, perft, the position queries, `wasp eval`'s net).
+`wasp warmup` compiles every group, each in a process of its own (`compile_parallel`), into the
+one cache. An engine process loads its group in the background (`wasp.background`).
 """
 
 import contextlib
 import os
+import subprocess
 import sys
 import threading
 import time
 
-_DONE = set()  # the kernel sets loaded: "engine", "all"
+GROUPS = ("net", "hand", "tools")
+ALIASES = {"engine": ("net",), "all": GROUPS}  # "engine": what the default engine needs
+_DONE = set()  # the groups loaded in this process
 _LOCK = threading.Lock()  # one load at a time; a second caller waits for the first
-_BACKGROUND = None  # the thread of start_background()
-_ENGINE_PROCESS = False  # set by start_background(): numba's lean cache loads stay on
+_ENGINE_PROCESS = False  # numba's lean cache loads stay on (`keep_lean`)
+_local = threading.local()  # .only_cached: a cache miss raises NotCached (`only_cached`)
+REPORT = "wasp-warmup"  # the first word of `--report` lines (read by wasp.background)
 
 WARMUP_FEN = "4k3/1P6/8/8/8/8/6p1/4K3 w - - 0 1"  # promotions both ways
 
 
-def warmup(verbose: bool = False, kernels: str = "all", progress=None) -> int:
-    """Run each kernel once, so that it is compiled or loaded from the cache. Returns 0.
+class NotCached(Exception):
+    """A kernel this thread needs is not in the cache (`only_cached`)."""
 
-    kernels="engine": those the UCI and xboard engines call at once (search, TT, move
-    generation, FEN, making moves); "all" also qsearch, SEE, perft and the position
-    queries (`wasp warmup` fills the cache with these). Thread-safe: while another
-    thread loads, this waits for it; if that load failed, this one tries again (and
-    raises what goes wrong). While kernels compile (not while they load from the
-    cache), a progress bar shows on stderr (`wasp.kernelprogress`) when `progress`,
-    which defaults to `verbose` or stderr being a terminal.
+
+def groups(kernels: str) -> tuple:
+    """The groups `kernels` names: a group, "engine" (net) or "all"; ValueError otherwise."""
+    if kernels in GROUPS:
+        return (kernels,)
+    if kernels in ALIASES:
+        return ALIASES[kernels]
+    raise ValueError(f"kernels must be one of {', '.join((*GROUPS, *ALIASES))}, not {kernels!r}")
+
+
+def ready(kernels: str) -> bool:
+    """Are the kernels of `kernels` loaded in this process?"""
+    return _DONE.issuperset(groups(kernels))
+
+
+def warmup(verbose: bool = False, kernels: str = "all", progress=None, report=None) -> int:
+    """Run each kernel of the named groups once, so that it is compiled or loaded from the
+    cache. Returns 0.
+
+    Thread-safe: while another thread loads, this waits for it; if that load failed, this
+    one tries again (and raises what goes wrong). While kernels compile (not while they load
+    from the cache), a progress bar shows on stderr (`wasp.kernelprogress`) when `progress`,
+    which defaults to `verbose` or stderr being a terminal; `report(line)` gets a line for
+    each kernel whose compile starts (`wasp warmup --report`).
     """
-    if kernels not in ("engine", "all"):
-        raise ValueError(f"kernels must be 'engine' or 'all', not {kernels!r}")
-    if kernels in _DONE:
+    wanted = groups(kernels)
+    if _DONE.issuperset(wanted):
         return 0
     with _LOCK:
-        if kernels in _DONE:
-            return 0
         t0 = time.perf_counter()
         if verbose:
-            print("loading or compiling kernels (a few minutes the first time) ...", flush=True)
+            print(f"loading or compiling kernels ({', '.join(wanted)}; a few minutes the "
+                  f"first time) ...", flush=True)
         if progress is None:
             progress = verbose or _stderr_is_terminal()
         with _lean_numba():
-            from wasp.kernelprogress import kernel_progress
+            from wasp.kernelprogress import kernel_progress, kernel_reports
 
-            with kernel_progress(enabled=progress):
-                _run_kernels(everything=kernels == "all")
-        _DONE.update(("engine", "all") if kernels == "all" else ("engine",))
+            with kernel_progress(enabled=progress), kernel_reports(report):
+                for group in wanted:
+                    if group not in _DONE:
+                        RUNS[group]()
+                        _DONE.add(group)
     if verbose:
         print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
+
+
+@contextlib.contextmanager
+def only_cached():
+    """In this block, this thread loads kernels from the cache but compiles none: a miss
+    raises NotCached (an engine then compiles in another process: `wasp.background`)."""
+    _local.only_cached = True
+    try:
+        yield
+    finally:
+        _local.only_cached = False
+
+
+def compile_parallel(kernels: str = "all", jobs: int | None = None, verbose: bool = True) -> int:
+    """Compile the groups of `kernels` in `jobs` processes at once (default: one a core),
+    each `wasp warmup --only GROUP`, into this process's cache (NUMBA_CACHE_DIR, set up by
+    `wasp.kernelcache`, whose claims keep two processes from compiling the same kernel).
+    Returns 0, or 1 when a process failed (its output is shown)."""
+    wanted = list(groups(kernels))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(wanted)))
+    t0 = time.perf_counter()
+    if verbose:
+        print(f"compiling kernels ({', '.join(wanted)}) in {jobs} processes; a few minutes "
+              f"the first time ...", flush=True)
+    running, failed = [], 0
+    while wanted or running:
+        while wanted and len(running) < jobs:
+            group = wanted.pop(0)
+            running.append((group, time.perf_counter(), subprocess.Popen(
+                child_command(group), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, env=child_env(), text=True)))
+        group, start, proc = running[0]
+        for entry in running:  # the first to end
+            if entry[2].poll() is not None:
+                group, start, proc = entry
+                break
+        else:
+            time.sleep(0.2)
+            continue
+        running.remove((group, start, proc))
+        output = proc.stdout.read()
+        proc.stdout.close()
+        if proc.returncode != 0:
+            failed = 1
+            print(f"wasp warmup: the {group} kernels failed to compile:\n{output}",
+                  file=sys.stderr, flush=True)
+        elif verbose:
+            print(f"  {group}: ready in {time.perf_counter() - start:.1f} s", flush=True)
+    if verbose and not failed:
+        print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    return failed
+
+
+def child_command(group: str, report: bool = False) -> list:
+    """The command of a process that loads or compiles one group into the cache."""
+    return [sys.executable, "-m", "wasp.cli", "warmup", "--only", group,
+            *(["--report"] if report else [])]
+
+
+def child_env() -> dict:
+    """This process's environment (its NUMBA_CACHE_DIR among it), with this `wasp` first on
+    PYTHONPATH, so that a child runs the same code."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, WASP_NO_PROGRESS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return env
 
 
 def _stderr_is_terminal() -> bool:
@@ -60,26 +150,46 @@ def _stderr_is_terminal() -> bool:
         return False
 
 
-def _run_kernels(everything: bool) -> None:
+def _board_kernels():
+    """The kernels of the board an engine plays on (FEN, moves in and out, the game's end),
+    run on one position with promotions both ways: numba loads a kernel once per type
+    signature, whatever path runs. Returns the position."""
     from wasp.board import Position
+
+    pos = Position(WARMUP_FEN)
+    text = pos.legal_moves()[0]
+    pos.push_uci(text)
+    pos.fen()
+    pos.game_over()
+    pos.pop()
+    return pos
+
+
+def _search_kernels(net: bool) -> None:
+    """The search's kernels with a net (`net`) or the hand-written evaluation."""
     from wasp.driver import Limits, Searcher
     from wasp.position import copy_state
 
-    # Numba loads a kernel once per type signature, whatever path runs: one position
-    # (with promotions both ways, so every branch types) loads them all.
+    pos = _board_kernels()
     searcher = Searcher(1)
-    pos = Position(WARMUP_FEN)
+    if net:
+        searcher.set_weights(_tiny_net())
     searcher.search(pos, Limits(depth=2), on_info=lambda line: None)
-    first = pos.legal_move_codes()[0]
-    searcher._tt_reply(copy_state(pos.S), first)
-    pos.copy().push(first)
-    if not everything:
-        return
+    searcher._tt_reply(copy_state(pos.S), pos.legal_move_codes()[0])
+
+
+def _tool_kernels() -> None:
+    """What only tools run: qsearch, SEE, perft, the position queries, `wasp eval`'s net."""
+    from wasp.driver import Searcher
+    from wasp.nnue.accumulator import nn_array
+    from wasp.nnue.evaluate import evaluate_position
     from wasp.perft import perft
     from wasp.searchparams import default_search_params
     from wasp.see import see
 
-    searcher.qsearch(pos)
+    pos = _board_kernels()
+    first = pos.legal_move_codes()[0]
+    Searcher(1).qsearch(pos)
     see(pos.T, pos.S, first, default_search_params(), 0)
     perft(pos, 1)
     pos.push(first)
@@ -88,60 +198,27 @@ def _run_kernels(everything: bool) -> None:
     pos.is_repetition()
     pos.pop()
     pos.gives_check(pos.legal_moves()[0])
-    _run_net_kernels(pos)
+    evaluate_position(nn_array(_tiny_net()), pos)
 
 
-def _run_net_kernels(pos) -> None:
-    """`wasp eval --eval-file NET`'s kernels (the search's own take a net as they are)."""
+def _tiny_net():
+    """A net of one neuron: the kernels take every net as the same types."""
     import numpy as np
 
-    from wasp.nnue.accumulator import nn_array
-    from wasp.nnue.evaluate import evaluate_position
     from wasp.nnue.netfile import Net
 
-    tiny = Net(np.ones((768, 1), np.int16), np.zeros(1, np.int16), np.ones(2, np.int16), 0)
-    evaluate_position(nn_array(tiny), pos)
+    return Net(np.ones((768, 1), np.int16), np.zeros(1, np.int16), np.ones(2, np.int16), 0)
 
 
-def start_background() -> None:
-    """Begin `warmup(kernels="engine")` in a daemon thread (once a process); returns at once.
+RUNS = {"net": lambda: _search_kernels(net=True), "hand": lambda: _search_kernels(net=False),
+        "tools": _tool_kernels}
 
-    For engine processes: numba's lean cache loads (see `_lean_numba`) then stay on, so
-    that a kernel first used later in the game also loads in milliseconds.
-    """
-    global _BACKGROUND, _ENGINE_PROCESS
-    if _BACKGROUND is not None:
-        return
+
+def keep_lean() -> None:
+    """For engine processes: numba's lean cache loads (see `_lean_numba`) stay on after the
+    first load, so that a kernel first used later in the game also loads in milliseconds."""
+    global _ENGINE_PROCESS
     _ENGINE_PROCESS = True
-    _BACKGROUND = threading.Thread(target=_background, name="wasp-warmup", daemon=True)
-    _BACKGROUND.start()
-
-
-def _background() -> None:
-    try:
-        warmup(kernels="engine")
-    except BaseException:  # noqa: BLE001 - the next warmup() call retries and reports it
-        pass
-
-
-def loading() -> bool:
-    """Is the background load still running?"""
-    return _BACKGROUND is not None and _BACKGROUND.is_alive()
-
-
-def exit_now_if_loading(code: int) -> None:
-    """End the process at once if the background load still runs.
-
-    A GUI may send `quit` before the kernels are loaded (or during a cold compile of
-    minutes): the interpreter's normal shutdown would wait for the compile or tear numba
-    down under it, so the process ends here, with its output flushed.
-    """
-    if not loading():
-        return
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
 
 
 def write_bytecode() -> None:
@@ -188,7 +265,7 @@ def _lean_numba():
       refreshes and scans as numba does.
 
     Outside this block numba behaves as usual (in an engine process the lean loads
-    stay on: see `start_background`).
+    stay on: see `keep_lean`).
     """
     if "numba" not in sys.modules:
         hide = ["scipy"]
@@ -219,6 +296,10 @@ def _lean_numba():
         with self._guard_against_spurious_io_errors():
             cres = self._load_overload(sig, target_context)
         if cres is None:  # a compile follows: prepare exactly as numba does
+            if getattr(_local, "only_cached", False):
+                from wasp.kernelcache import kernel_of
+
+                raise NotCached(kernel_of(self))
             if scan_pending and not scanned:
                 scanned.append(True)
                 entrypoints._already_initialized = False
@@ -239,7 +320,7 @@ def _lean_numba():
     try:
         yield
     finally:
-        if not _ENGINE_PROCESS:  # an engine keeps them (see start_background)
+        if not _ENGINE_PROCESS:  # an engine keeps them (see keep_lean)
             caching.Cache.load_overload = original
             caching.CompileResultCacheImpl.rebuild = original_rebuild
             if scan_pending and not scanned:

@@ -6,7 +6,9 @@ Name=value`): EvalFile, SearchFile, MultiPV, the book, the Syzygy tables (also `
 syzygy PATH`), the search switches and parameters. The
 engine thinks in its worker thread, so `?`, `force`, `ping` and `quit` are answered while it
 thinks. Unknown or malformed commands get an `Error (...): command` line; nothing a GUI sends
-ends the engine but `quit`.
+ends the engine but `quit`. With a cold kernel cache `feature done=1` comes at once and the
+fallback search (`wasp.fallback`) plays until the kernels have compiled (`wasp.background`);
+a `#` comment line says how far they are as each move is asked.
 """
 
 import sys
@@ -15,7 +17,6 @@ import time
 
 from wasp.engine import ENGINE_NAME, HASH_MAX, Engine, score_xboard
 from wasp.protocol import GuiOutput
-from wasp.types import FLAG_CASTLE, MOVE_TO_SHIFT
 
 # Options that CECP has commands of its own for (hard/easy, memory, cores).
 _NOT_DECLARED = ("Ponder", "Threads", "UCI_Chess960")  # Chess960 is `variant fischerandom`
@@ -34,6 +35,7 @@ class XboardEngine(GuiOutput):
     def __init__(self, out=None):
         super().__init__(out)
         self.engine = Engine()
+        self.engine.cold_play = True  # done=1 and moves at once, whatever compiles
         self.force = False
         self.engine_side = 1  # black after `new`
         self.post = False
@@ -82,6 +84,9 @@ class XboardEngine(GuiOutput):
             left = self.engine_clock_ms if self.engine_clock_ms is not None else self.base_ms
             mtg = self.mps - (self.engine_moves % self.mps) if self.mps else None
             clock = dict(time_left=left, inc=self.inc_ms, movestogo=mtg)
+        news = engine.kernel_news()
+        if news is not None:
+            self.send(f"# {news}")
         with self.pong_lock:
             self.thinking = True
         engine.go(**clock, depth=self.sd, start=start, on_info=self._post,
@@ -99,11 +104,10 @@ class XboardEngine(GuiOutput):
             self._moved()
             return
         position = self.engine.position
-        code = position.parse_uci(best)
-        if code & FLAG_CASTLE and self.engine.chess960:
-            # CECP writes Chess960 castling as O-O / O-O-O
-            best = "O-O" if (code >> MOVE_TO_SHIFT) & 7 == 6 else "O-O-O"
-        position.push(code)
+        castles = self.engine.chess960 and position.is_castling(best)
+        position.push_uci(best)
+        if castles:  # CECP writes Chess960 castling as O-O / O-O-O (UCI: king takes rook)
+            best = "O-O" if best[2] > best[0] else "O-O-O"
         self.engine_moves += 1
         self._moved(f"move {best}")
         if self._announce_end():

@@ -166,3 +166,27 @@ class Output:
 
     def flush(self):
         pass
+
+
+def compiling_kernels(monkeypatch):
+    """The engine's kernels compiling in the background (a cold cache), as `wasp.background`
+    tells the engine, until the returned object's `done()`: then they are ready (loaded here
+    from the run's cache)."""
+    from wasp import background
+
+    state = {"ready": False}
+    monkeypatch.setattr(background, "request", lambda group: None)
+    monkeypatch.setattr(background, "wait_loaded", lambda group: state["ready"])
+    news = ("kernels compiling (net search: 3 of about 55 compiled, now search._search, "
+            "5 s so far): the fallback search plays meanwhile")
+    monkeypatch.setattr(background, "status", lambda group: None if state["ready"] else news)
+
+    class Compiling:
+        @staticmethod
+        def done():
+            from wasp.warmup import warmup
+
+            warmup(kernels="net")  # as the background thread loads them
+            state["ready"] = True
+
+    return Compiling

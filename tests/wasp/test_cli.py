@@ -53,3 +53,13 @@ def test_a_plugins_flags_are_on_gui_and_its_error_is_one_line(tmp_path, capsys):
     assert cli.main(["gui", "--runs", str(missing)], plugins=[dashboard.cli]) == 1
     assert capsys.readouterr().err == f"wasp gui: error: --runs {str(missing)!r} is not a " \
                                       f"directory\n"
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["warmup", "--report"], "wasp warmup: error: --report goes with --only GROUP"),
+    (["warmup", "--jobs", "0"], "wasp warmup: error: --jobs 0: give 1 or more"),
+])
+def test_warmup_refuses_a_bad_combination_in_one_line(argv, says, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [says]

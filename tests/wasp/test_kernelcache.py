@@ -269,3 +269,73 @@ def test_each_console_script_sets_up_the_cache_before_its_main(monkeypatch, modu
     monkeypatch.setattr(cli, "main", lambda: calls.append(("main",)) or 0)
     assert cli.entry() == 0
     assert calls == [("setup", packages), ("main",)]
+
+
+CLAIMED_KERNEL = """
+from numba import njit
+
+
+@njit(cache=True)
+def total(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+"""
+
+CLAIMANT = """
+import os, sys, time
+from pathlib import Path
+from wasp import kernelcache
+kernelcache.install_claims()
+from numba.core import event
+here = Path(sys.argv[1])
+
+class Hold(event.Listener):  # the first process: holds its claim until the test says go
+    def on_start(self, ev):
+        (here / "a-compiling").touch()
+        while not (here / "go").exists():
+            time.sleep(0.01)
+    def on_end(self, ev):
+        pass
+
+def told(what, kernel):  # the second process: says it waits for the first one's claim
+    print(what, kernel.rsplit(".", 1)[-1], flush=True)
+    if what == "wait":
+        (here / "b-waiting").touch()
+
+if sys.argv[2] == "a":
+    event.register("numba:compile", Hold())
+kernelcache.claim_listeners.append(told)
+import kernel
+print(kernel.total(10), dict(kernel.total.stats.cache_hits), dict(kernel.total.stats.cache_misses))
+"""
+
+
+def _wait_for(path, proc):
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+
+
+def test_a_second_process_waits_for_the_first_ones_compile_and_loads_it(tmp_path):
+    (tmp_path / "kernel.py").write_text(CLAIMED_KERNEL)
+    (tmp_path / "claimant.py").write_text(CLAIMANT)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+
+    def start(name):
+        return subprocess.Popen([sys.executable, "claimant.py", str(tmp_path), name],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    a = start("a")
+    _wait_for(tmp_path / "a-compiling", a)  # a holds the claim, compiling
+    b = start("b")
+    _wait_for(tmp_path / "b-waiting", b)  # b missed the cache and waits for a's claim
+    (tmp_path / "go").touch()
+    out_a, err_a = a.communicate(timeout=300)
+    out_b, err_b = b.communicate(timeout=300)
+    assert a.returncode == 0 and b.returncode == 0, err_a + err_b
+    assert out_a.splitlines() == ["45 {} {(int64,): 1}"]  # a compiled
+    assert out_b.splitlines() == ["wait total", "done total", "45 {(int64,): 1} {}"]  # b loaded

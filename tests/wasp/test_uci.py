@@ -13,7 +13,7 @@ import chess
 import chess.engine
 import pytest
 
-from tests.wasp.helpers import Charge, Output
+from tests.wasp.helpers import Charge, Output, compiling_kernels
 from wasp.searchparams import TECHNIQUES
 from wasp.uci import UciEngine
 
@@ -546,3 +546,64 @@ def test_piped_process_quit_during_search_and_queued_commands():
               "go depth 2"]  # after quit: never read
     lines = _pipe(script)
     _assert_one_legal_bestmove_per_go(script[:-1], lines)
+
+
+@pytest.fixture
+def compiling(monkeypatch):
+    return compiling_kernels(monkeypatch)
+
+
+def _game_moves(out, e, board, go, plies):
+    """Play `plies` plies of the engine against the first legal move; the engine's moves."""
+    played = []
+    for _ in range(plies):
+        if board.is_game_over():
+            break
+        moves = " ".join(m.uci() for m in board.move_stack)
+        e.handle(f"position startpos moves {moves}" if moves else "position startpos")
+        out.seen.clear()
+        e.handle(go)
+        assert out.seen.wait(120)
+        move = chess.Move.from_uci(out.lines[-1].split()[1])
+        assert move in board.legal_moves, (board.fen(), move)
+        board.push(move)
+        played.append(e.engine.move_source)
+        if not board.is_game_over():
+            board.push(sorted(board.legal_moves, key=lambda m: m.uci())[0])
+    return played
+
+
+def test_a_cold_engine_answers_readyok_and_plays_legal_moves_while_it_compiles(compiling):
+    out = Output("bestmove")
+    e = UciEngine(out=out)
+    e.handle("uci")
+    e.handle("isready")
+    assert out.lines[-1] == "readyok"
+    assert out.lines[-2].startswith("info string kernels compiling (net search: 3 of about 55")
+    board = chess.Board()
+    assert _game_moves(out, e, board, "go nodes 400", 6) == ["fallback"] * 6
+    infos = [ln for ln in out.lines if ln.startswith("info depth")]
+    assert infos and " pv " in infos[-1]
+    # the kernels are ready: the game goes on at full speed from the same position
+    compiling.done()
+    n = len(out.lines)
+    assert _game_moves(out, e, board, "go depth 3", 2) == ["search"] * 2
+    assert "info string kernels ready: the full-speed search plays from here" in out.lines[n:]
+    e.handle("quit")
+
+
+def test_a_cold_engine_keeps_its_clock_and_stops_at_once(compiling):
+    out = Output("bestmove")
+    e = UciEngine(out=out)
+    e.handle("position startpos moves e2e4 e7e5")
+    e.handle("go wtime 100000 btime 100000 movestogo 1")  # a clock it would think long on
+    e.handle("stop")
+    assert out.seen.wait(30)
+    assert chess.Move.from_uci(out.lines[-1].split()[1]) in chess.Board(
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2").legal_moves
+    out.seen.clear()
+    e.handle("go infinite")
+    assert not out.seen.wait(0.3)  # an infinite search holds its move until stop
+    e.handle("stop")
+    assert out.seen.wait(30)
+    e.handle("quit")

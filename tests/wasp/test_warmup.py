@@ -5,6 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 KERNEL = """
@@ -76,15 +78,50 @@ def test_lean_loads_are_scoped_outside_an_engine_process():
     assert _run(code, ROOT, None) == ["True True"]
 
 
-def test_engine_kernels_then_all_kernels():
+def test_the_engine_loads_the_net_group_alone_then_all_groups():
     code = textwrap.dedent("""
+        import sys
         from wasp import warmup
         warmup.warmup(kernels="engine")
-        print(sorted(warmup._DONE))
+        print(sorted(warmup._DONE), warmup.ready("net"), warmup.ready("all"))
+        print("wasp.evaluate" in sys.modules and
+              bool(sys.modules["wasp.evaluate"].evaluate.overloads))
         warmup.warmup()
-        print(sorted(warmup._DONE))
+        print(sorted(warmup._DONE), warmup.ready("all"))
     """)
-    assert _run(code, ROOT, None) == ["['engine']", "['all', 'engine']"]
+    assert _run(code, ROOT, None) == ["['net'] True False",
+                                      "False",  # the hand-written evaluation is not loaded
+                                      "['hand', 'net', 'tools'] True"]
+
+
+def test_a_group_name_that_is_none_is_refused():
+    from wasp.warmup import groups
+
+    assert groups("all") == ("net", "hand", "tools") and groups("engine") == ("net",)
+    with pytest.raises(ValueError, match="kernels must be one of net, hand, tools"):
+        groups("everything")
+
+
+def test_only_cached_raises_on_a_miss_and_compiles_nothing(tmp_path):
+    import os
+
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+    code = textwrap.dedent("""
+        import numpy as np
+        from wasp.warmup import NotCached, _lean_numba, only_cached
+        with _lean_numba():
+            import kernel
+            try:
+                with only_cached():
+                    kernel.total(np.arange(10))
+            except NotCached as exc:
+                print("not cached:", exc)
+            print(len(kernel.total.overloads))
+            print(kernel.total(np.arange(10)))  # outside the block a miss compiles
+    """)
+    assert _run(code, tmp_path, env) == ["not cached: kernel.total", "0", "45"]
 
 
 def test_quit_right_after_uci_ends_the_engine_cleanly():

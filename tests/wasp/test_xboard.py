@@ -12,7 +12,7 @@ import chess.engine
 import pytest
 
 from tests.conftest import ROOT
-from tests.wasp.helpers import Charge, Output
+from tests.wasp.helpers import Charge, Output, compiling_kernels
 
 WASP_XBOARD = [sys.executable, "-m", "wasp.cli"]
 
@@ -338,3 +338,41 @@ def test_end_of_input_while_thinking_still_plays_the_move():
 def test_force_while_thinking_abandons_the_move_and_answers_the_ping():
     lines = _piped(["xboard", "protover 2", "new", "sd 30", "go", "force", "ping 3"])
     assert "pong 3" in lines and not any(ln.startswith("move ") for ln in lines), lines
+
+
+def test_a_cold_engine_says_done_at_once_and_plays_legal_moves_while_it_compiles(monkeypatch):
+    from wasp.xboard import XboardEngine
+
+    compiling = compiling_kernels(monkeypatch)
+    out = Output("move ")
+    e = XboardEngine(out=out)
+    for line in ("xboard", "protover 2"):
+        e.handle(line)
+    assert out.lines[-1] == "feature done=1"
+    for line in ("new", "variant fischerandom",
+                 "setboard r3k2r/8/8/8/8/8/8/1R2K1R1 w KQkq - 0 1", "force",
+                 "usermove e1g1", "sd 2"):  # king takes rook, as CECP's Chess960 writes it
+        e.handle(line)
+    board = chess.Board("r3k2r/8/8/8/8/8/8/1R2K1R1 w KQkq - 0 1", chess960=True)
+    board.push_uci("e1g1")
+    for _ in range(4):
+        out.seen.clear()
+        e.handle("go")
+        assert out.seen.wait(120)
+        assert any(ln.startswith("# kernels compiling (net search") for ln in out.lines)
+        text = out.lines[-1].split()[1]
+        move = board.parse_san(text) if text.startswith("O-O") else chess.Move.from_uci(text)
+        assert move in board.legal_moves, (board.fen(), text)
+        board.push(move)
+        reply = sorted(board.legal_moves, key=lambda m: m.uci())[0]
+        board.push(reply)
+        e.handle("force")
+        e.handle(f"usermove {reply.uci()}")
+    assert e.engine.move_source == "fallback"
+    compiling.done()
+    out.seen.clear()
+    e.handle("go")
+    assert out.seen.wait(120)
+    assert chess.Move.from_uci(out.lines[-1].split()[1]) in board.legal_moves
+    assert e.engine.move_source == "search"
+    e.handle("quit")

@@ -34,10 +34,12 @@ def wasp_engine(name, params="", hash_mb=16):
 
 
 def warm_kernels(quiet=False):
-    """Compile (or load) the engine's kernels once, so that the engines the match starts load
-    them from the cache instead of each compiling them (and missing the start-up timeout)."""
+    """Compile (or load) the kernels of the engines' search with the hand-written evaluation
+    once, so that the engines the match starts load them from the cache (and search with
+    them from their first move) instead of compiling them."""
     out = subprocess.DEVNULL if quiet else None
-    subprocess.run([sys.executable, "-m", "wasp.cli", "warmup"], stdout=out, check=True)
+    subprocess.run([sys.executable, "-m", "wasp.cli", "warmup", "--only", "hand"], stdout=out,
+                   check=True)
 
 
 def limits(nodes=0, tc=""):

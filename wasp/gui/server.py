@@ -337,13 +337,15 @@ def serve(host: str = "127.0.0.1", port: int = 8000, verbose: bool = False,
     from wasp.warmup import warmup
 
     print("Wasp-Py board: loading the engine ...", flush=True)
-    warmup()
+    engine = Engine()
     try:
-        for message in Engine().configure(engine_settings):  # bad settings: say so now
+        for message in engine.configure(engine_settings):  # bad settings: say so now
             print(message, flush=True)
     except ValueError as e:
         print(f"wasp gui: error: {e}", file=sys.stderr)
         return 1
+    warmup(kernels=engine.evaluation_group())  # the games' search, then the board's queries
+    warmup(kernels="tools")
     try:
         server = make_server(host, port, verbose, engine_settings)
     except OSError as e:

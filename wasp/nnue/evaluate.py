@@ -80,11 +80,11 @@ def evaluate(T, S, E, NN, info):
     if stm == 0:
         p7 = bb[op + PAWN] & RANK_2
         promo = p7 != ZERO and (((p7 >> U64(8)) & ~occ) != ZERO
-                                or (_pawn_attacks(p7, 1) & bb[OCC_WHITE]) != ZERO)
+                                or (_pawn_attacks(p7, np.int64(1)) & bb[OCC_WHITE]) != ZERO)
     else:
         p7 = bb[op + PAWN] & RANK_7
         promo = p7 != ZERO and (((p7 << U64(8)) & ~occ) != ZERO
-                                or (_pawn_attacks(p7, 0) & bb[OCC_WHITE + 1]) != ZERO)
+                                or (_pawn_attacks(p7, np.int64(0)) & bb[OCC_WHITE + 1]) != ZERO)
     only_kp = (bb[own + KNIGHT] | bb[own + BISHOP] | bb[own + ROOK] | bb[own + QUEEN]) == ZERO
     info[INFO_HUNG] = hung
     info[INFO_PAWN_ENDING] = 1 if only_kp else 0
