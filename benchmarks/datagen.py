@@ -71,7 +71,8 @@ def wasp_uci_engine() -> list[str]:
 def uci_engine_speed(engine: dict, nodes: int) -> float:
     """Nodes per wall second of a UCI engine over bench's positions (N * 20 nodes each), from
     its own node counts and the runner's clock."""
-    from testing.engine import EngineConfig, Limits, make_engine
+    from testing.driver import Limits
+    from testing.engine import EngineConfig, make_engine
     from wasp.benchmark import BENCH_FENS
 
     e = make_engine(EngineConfig.from_dict(engine))
@@ -92,9 +93,9 @@ def uci_engine_speed(engine: dict, nodes: int) -> float:
 def uci_datagen_speed(tmp, name: str, tokens: list[str], games: int, nodes: int,
                       concurrency: int):
     """(positions, wall s, nodes a position) of a datagen run of a UCI engine."""
-    from tuner.datagen import DatagenConfig, DatagenRun, engine_dict, generate
+    from tuner.datagen import DatagenConfig, DatagenRun, generate, uci_engine
 
-    config = DatagenConfig(games=games, nodes=nodes, uci=engine_dict(tokens, nodes))
+    config = DatagenConfig(games=games, nodes=nodes, uci=uci_engine(tokens, nodes))
     run = DatagenRun.create(os.path.join(tmp, name), config)
     w0 = time.perf_counter()
     stats = generate(run, concurrency, progress=False)
@@ -104,10 +105,10 @@ def uci_datagen_speed(tmp, name: str, tokens: list[str], games: int, nodes: int,
 
 def other_engine(args) -> int:
     """--engine: a UCI engine's datagen rate beside the bound its speed over UCI sets."""
-    from tuner.datagen import engine_dict
+    from tuner.datagen import uci_engine
 
     c = args.concurrency
-    engine = engine_dict(args.engine, args.nodes)
+    engine = uci_engine(args.engine, args.nodes)
     before = uci_engine_speed(engine, args.nodes)
     with tempfile.TemporaryDirectory() as tmp:
         pos, wall, per_pos = uci_datagen_speed(tmp, "uci", args.engine, args.games, args.nodes,

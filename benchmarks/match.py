@@ -5,7 +5,7 @@ openings UHO_4060_v2.epd in sequential order from a fixed start; the median
 of 3 runs. Prints our figures beside the anchor figures measured on these
 machines with fastchess and cutechess-cli, and what the run store keeps per game
 (its size, and the share of the compressed transcripts and stderr) with the CPU
-that recording them costs (replayed through testing.engine.Recording and zlib).
+that recording them costs (replayed through testing.process.Recording and zlib).
 
     python benchmarks/match.py [--runs 3] [--games 40] [--openings PATH] [--fastchess PATH]
 
@@ -143,7 +143,7 @@ def store_figures(rundir: str) -> dict:
     import sqlite3
 
     sys.path.insert(0, ROOT)
-    from testing.engine import Recording
+    from testing.process import Recording
     from testing.store import compress, decompress
 
     files = [os.path.join(rundir, n) for n in os.listdir(rundir) if n.startswith("games.sqlite")]

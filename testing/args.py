@@ -1,15 +1,18 @@
 """``wasp-match``'s argument language: cutechess-cli/fastchess flags (or a -config JSON file)
-read into a raw settings dict, then converted into a checked `MatchConfig`.
+read into objects (`read`: a `MatchFlags` holding a `MatchConfig`, or the run to resume and the
+session settings given with it; `read_engine`: ``-engine`` items as an `EngineConfig`).
 
-`wasp-tune spsa` reads its engine, limits and openings with these same functions.
+It parses and converts; planning the match (checking the whole config, the run directory, the
+seed and the openings) is `testing.plan`'s.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
-import time
+from dataclasses import dataclass, field
+
+from wasp.cliargs import is_number
 
 from .config import (
     InputError,
@@ -24,13 +27,8 @@ from .config import (
 )
 from .engine import EngineConfig
 from .game import DrawAdjudication, ResignAdjudication
-from .timecontrol import TimeControl
 
-__all__ = [
-    "InputError", "UsageError", "build_config", "check_keys", "compliance_config",
-    "default_rundir", "engine_config", "is_flag", "load_config_file", "merge", "parse_args",
-    "prepare", "prepare_raw", "to_bool", "to_float", "to_int",
-]
+__all__ = ["MatchFlags", "compliance_config", "is_flag", "read", "read_engine"]
 
 KV_FLAGS = {"-engine", "-each", "-openings", "-draw", "-resign", "-sprt", "-scale-tc"}
 VALUE_FLAGS = {
@@ -60,7 +58,12 @@ VALUE_FLAGS = {
 ALIASES = {"-dir": "-rundir"}  # the name every wasp tool gives a run directory
 BOOL_FLAGS = {"-repeat", "-recover", "-ponder", "-tbignore50"}
 OPTIONAL_VALUE_FLAGS = {"-use-affinity"}  # a value when the next word is not a flag
-RESUME_OVERRIDES = {"concurrency", "dask", "log", "progress", "ratinginterval", "use-affinity"}
+FIELDS = {"use-affinity": "affinity", "scale-tc": "scale_tc"}  # MatchConfig's other names
+# the flags of MatchConfig.SESSION_FIELDS: the ones -resume takes
+RESUME_FLAGS = {
+    f[1:] for f in KV_FLAGS | VALUE_FLAGS | BOOL_FLAGS | OPTIONAL_VALUE_FLAGS
+    if FIELDS.get(f[1:], f[1:]) in MatchConfig.SESSION_FIELDS
+}
 
 # -draw and -resign: their keys and defaults
 ADJUDICATIONS = {
@@ -194,15 +197,7 @@ def _pgn_options(v) -> tuple[str | None, PgnOptions]:
 
 
 def is_flag(tok: str) -> bool:
-    return tok.startswith("-") and "=" not in tok and not _is_number(tok)
-
-
-def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-        return True
-    except ValueError:
-        return False
+    return tok.startswith("-") and "=" not in tok and not is_number(tok)
 
 
 def _engine_items(flag: str, items: list[tuple[str, str]]) -> dict:
@@ -276,19 +271,18 @@ def engine_config(i: int, d: dict, each: dict) -> EngineConfig:
     where = f"-engine #{i + 1} ({merged.get('name') or cmd})"
     wd = merged.get("dir")
     found = find_cmd(where, cmd, wd)
-    cfg = EngineConfig(
-        cmd=found if os.sep not in cmd else cmd,
-        name=str(merged.get("name") or os.path.basename(cmd)),
-        proto=str(merged.get("proto", "uci")),
-        dir=wd,
-        args=[str(a) for a in merged["args"]],
-        options={str(k): _optval(v) for k, v in merged["options"].items()},
-    )
-    if "tc" in merged:
-        try:
-            cfg.tc = TimeControl.parse(str(merged["tc"]))
-        except ValueError as e:
-            raise UsageError(f"{where}: tc: {e}") from None
+    try:
+        cfg = EngineConfig(
+            cmd=found if os.sep not in cmd else cmd,
+            name=str(merged.get("name") or os.path.basename(cmd)),
+            proto=str(merged.get("proto", "uci")),
+            dir=wd,
+            args=[str(a) for a in merged["args"]],
+            options={str(k): _optval(v) for k, v in merged["options"].items()},
+            tc=str(merged["tc"]) if "tc" in merged else None,
+        )
+    except ValueError as e:  # the time control's text
+        raise UsageError(f"{where}: tc: {e}") from None
     if "st" in merged:
         cfg.st = to_float(f"{where}: st", merged["st"])
     for key in ("nodes", "depth", "timemargin"):
@@ -300,6 +294,13 @@ def engine_config(i: int, d: dict, each: dict) -> EngineConfig:
         cfg.startup = to_float(f"{where}: startup", merged["startup"])
     check_engine(i, cfg)
     return cfg
+
+
+def read_engine(tokens: list[str], each: list[str] = ()) -> EngineConfig:
+    """``-engine KEY=VALUE ...`` items over ``-each`` items as a checked EngineConfig (its
+    command looked up, one of tc=, st=, nodes=, depth= needed); raises UsageError."""
+    d = _engine_items("-engine", [_kv("-engine", str(t)) for t in tokens])
+    return engine_config(0, d, _engine_items("-each", [_kv("-each", str(t)) for t in each]))
 
 
 def compliance_config(argv: list[str]) -> EngineConfig:
@@ -334,14 +335,15 @@ def _optval(v) -> str:
     return str(v)
 
 
-def build_config(raw: dict) -> MatchConfig:
-    """`parse_args`'s settings (strings, or a -config file's values) as a MatchConfig, checked
-    by `MatchConfig.validate`; raises UsageError (InputError for a file)."""
+def build_config(raw: dict, count_engines: bool = True) -> MatchConfig:
+    """`parse_args`'s settings (strings, or a -config file's values) as a MatchConfig, each value
+    converted and checked as it is read (the whole config is `MatchConfig.validate`'s); raises
+    UsageError (InputError for a file)."""
     engines_raw = raw.get("engines") or []
     each = raw.get("each") or {}
     if "each" in raw and not isinstance(each, dict):
         raise UsageError("-each: expected KEY=VALUE settings")
-    if len(engines_raw) < 2:
+    if count_engines and len(engines_raw) < 2:
         raise UsageError(f"at least two engines are needed (-engine ...), got {len(engines_raw)}")
     engines = [engine_config(i, d, each) for i, d in enumerate(engines_raw)]
     seen: dict[str, int] = {}
@@ -355,9 +357,11 @@ def build_config(raw: dict) -> MatchConfig:
     if "tournament" in raw:
         t = str(raw["tournament"])
         cfg.tournament = "roundrobin" if t == "round-robin" else t
-    for key in ("concurrency", "rounds", "games", "srand", "maxmoves", "ratinginterval"):
+    for key in ("rounds", "games", "srand", "maxmoves"):
         if key in raw:
             setattr(cfg, key, to_int(f"-{key}", raw[key]))
+    for key, value in session_settings(raw).items():
+        setattr(cfg, key, value)
     for key in ("repeat", "recover", "ponder"):
         if key in raw:
             setattr(cfg, key, to_bool(f"-{key}", raw[key]))
@@ -402,21 +406,32 @@ def build_config(raw: dict) -> MatchConfig:
     if "pgnout" in raw:
         raw = dict(raw)
         raw["pgnout"], cfg.pgn = _pgn_options(raw["pgnout"])
-    for key in ("pgnout", "epdout", "log"):
+    for key in ("pgnout", "epdout"):
         if key in raw:
             setattr(cfg, key, os.path.abspath(str(raw[key])))
     for key in ("event", "site"):
         if key in raw:
             setattr(cfg, key, str(raw[key]))
-    if "dask" in raw:
-        cfg.dask = str(raw["dask"]).strip()
-    if "progress" in raw:
-        cfg.progress = to_bool("-progress", raw["progress"])
-    if "use-affinity" in raw:
-        cfg.affinity = _affinity(raw["use-affinity"])
     if "scale-tc" in raw:
         cfg.scale_tc = _scale_tc(raw["scale-tc"], engines)
-    return cfg.validate()
+    return cfg
+
+
+def session_settings(raw: dict) -> dict:
+    """The values of the session flags in `raw` (`RESUME_FLAGS`), by MatchConfig field."""
+    out: dict = {}
+    for key in ("concurrency", "ratinginterval"):
+        if key in raw:
+            out[key] = to_int(f"-{key}", raw[key])
+    if "dask" in raw:
+        out["dask"] = str(raw["dask"]).strip()
+    if "progress" in raw:
+        out["progress"] = to_bool("-progress", raw["progress"])
+    if "log" in raw:
+        out["log"] = os.path.abspath(str(raw["log"]))
+    if "use-affinity" in raw:
+        out["affinity"] = _affinity(raw["use-affinity"])
+    return out
 
 
 def _scale_tc(d: dict, engines: list[EngineConfig]) -> dict:
@@ -577,53 +592,40 @@ def merge(base: dict, over: dict) -> dict:
     return out
 
 
-def default_rundir() -> str:
-    base = os.path.join("runs", time.strftime("%Y%m%d-%H%M%S"))
-    path, k = base, 1
-    while os.path.exists(path):
-        k += 1
-        path = f"{base}-{k}"
-    return path
+@dataclass
+class MatchFlags:
+    """A ``wasp-match`` command line read into objects, nothing planned yet: the match's
+    settings (`config`, not validated; None with ``-resume``), the run directory it names
+    (``-rundir``/``-dir``, ``-resume``'s, or None) and, with ``-resume``, the session settings
+    it changes (`session`: MatchConfig.SESSION_FIELDS names -> values)."""
+
+    config: MatchConfig | None
+    rundir: str | None
+    session: dict = field(default_factory=dict)
+
+    @property
+    def resume(self) -> bool:
+        return self.config is None
 
 
-def prepare(argv: list[str]):
-    """(MatchConfig, rundir, resume) from a command line; raises UsageError."""
-    return prepare_raw(parse_args(argv))
-
-
-def prepare_raw(raw: dict, spsa: bool = False):
-    """(MatchConfig, rundir, resume) from `parse_args`'s settings (which a caller such as
-    `wasp-tune spsa`, `spsa` true, may have edited); raises UsageError."""
+def read(argv: list[str], count_engines: bool = True) -> MatchFlags:
+    """A command line (``wasp-match``'s flags, a -config file's settings under them) as a
+    `MatchFlags`; fewer than two ``-engine`` flags are refused unless `count_engines` is false
+    (``wasp-tune spsa`` tunes one engine and counts it itself). Raises UsageError (InputError
+    for a file)."""
+    raw = parse_args(argv)
     if "resume" in raw:
         rundir = str(raw["resume"])
-        others = set(raw) - RESUME_OVERRIDES - {"resume", "engines"}
+        others = set(raw) - RESUME_FLAGS - {"resume", "engines"}
         if raw["engines"] or others:
             bad = "-engine" if raw["engines"] else "-" + sorted(others)[0]
             raise UsageError(
                 f"-resume: {bad} cannot be given: the run's settings are read from {rundir}"
             )
-        cfg = saved_config(rundir, spsa)
-        for key in ("concurrency", "ratinginterval"):
-            if key in raw:
-                setattr(cfg, key, to_int(f"-{key}", raw[key]))
-        if "dask" in raw:
-            cfg.dask = str(raw["dask"]).strip()
-        if "progress" in raw:
-            cfg.progress = to_bool("-progress", raw["progress"])
-        if "log" in raw:
-            cfg.log = os.path.abspath(str(raw["log"]))
-        if "use-affinity" in raw:
-            cfg.affinity = _affinity(raw["use-affinity"])
-        return cfg.validate(), rundir, True
+        return MatchFlags(None, rundir, session_settings(raw))
     raw = with_config_file(raw)
-    cfg = build_config(raw)
-    rundir = str(raw.get("rundir") or default_rundir())
-    if os.path.exists(os.path.join(rundir, "games.sqlite")):
-        raise UsageError(f"-rundir: {rundir!r} already holds a run (use -resume {rundir})")
-    if cfg.srand is None:
-        cfg.srand = secrets.randbelow(2**31)
-    cfg.check_openings()
-    return cfg, rundir, False
+    cfg = build_config(raw, count_engines)
+    return MatchFlags(cfg, str(raw["rundir"]) if raw.get("rundir") else None)
 
 
 def with_config_file(raw: dict) -> dict:
@@ -633,22 +635,3 @@ def with_config_file(raw: dict) -> dict:
     raw = merge(load_config_file(str(raw["config"])), raw)
     raw.pop("config", None)
     return raw
-
-
-def saved_config(rundir: str, spsa: bool = False) -> MatchConfig:
-    """The settings stored with the run in `rundir` (InputError when it holds none; a
-    ``wasp-tune spsa`` run only when `spsa`)."""
-    from .store import DB_NAME, RunStore
-
-    if not os.path.isfile(os.path.join(rundir, DB_NAME)):
-        raise InputError(f"-resume: {rundir!r} holds no run ({DB_NAME} missing)")
-    store = RunStore(rundir)
-    saved = store.get_meta("config")
-    tuned = store.get_meta("spsa")
-    store.close()
-    if tuned is not None and not spsa:
-        raise InputError(f"-resume: {rundir!r} holds a wasp-tune spsa run: resume it with "
-                         f"wasp-tune spsa -resume {rundir}")
-    if saved is None:
-        raise InputError(f"-resume: {rundir!r} has no saved settings")
-    return MatchConfig.from_dict(saved)

@@ -1,5 +1,5 @@
 """``wasp-match``: the command line, with cutechess-cli/fastchess flag names, over the match
-runner's API (`testing.MatchConfig`, `testing.run_match`).
+runner's API (`testing.plan_match`, `testing.run_match`).
 
 Every flag is parsed and checked before any game starts; a bad one is named
 with the reason and the exit status is 2; a file that cannot be used (-config,
@@ -10,15 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from .args import (  # noqa: F401  (the flag sets: the help test walks them)
-    BOOL_FLAGS,
-    KV_FLAGS,
-    OPTIONAL_VALUE_FLAGS,
-    VALUE_FLAGS,
-    UsageError,
-    compliance_config,
-    prepare,
-)
+from .args import compliance_config
+from .config import UsageError
 
 USAGE = """\
 usage: wasp-match -engine cmd=CMD [name=NAME] [proto=uci|xboard] ... -engine ... [options]
@@ -142,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import compliance
 
         return compliance.main(ecfg, sys.stdout, sys.stderr)
+    from .plan import plan_match
+
     try:
-        cfg, rundir, resume = prepare(argv)
+        plan = plan_match(argv, new=True)
     except UsageError as e:
         print(f"wasp-match: error: {e}", file=sys.stderr)
         return e.code
@@ -151,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     from .tournament import stop_on_sigterm
 
     stop_on_sigterm()
-    print(f"Run directory: {rundir}", flush=True)
-    return run_match(cfg, rundir).status
+    print(f"Run directory: {plan.rundir}", flush=True)
+    return run_match(plan).status
 
 
 def entry() -> int:

@@ -24,7 +24,12 @@ from dataclasses import dataclass
 
 import chess
 
-from .engine import EngineConfig, _parse_features, kill_process, parse_option
+from wasp.cliargs import is_number
+
+from .engine import EngineConfig
+from .process import kill_process
+from .uci import parse_option
+from .xboard import parse_features
 
 GRACE = 2.0  # seconds past a limit before an answer counts as late
 SEARCH_TIMEOUT = 30.0  # seconds for any bounded search to answer
@@ -129,17 +134,17 @@ def info_problem(line: str, board: chess.Board) -> str | None:
         if key not in INFO_KEYS:
             return f"unknown token {key!r}"
         if key in INT_KEYS:
-            if i >= n or not _is_int(tokens[i]):
+            if i >= n or not is_number(tokens[i], int):
                 return f"{key} needs an integer, got {tokens[i] if i < n else 'nothing'!r}"
             i += 1
         elif key == "score":
-            if i + 1 >= n or tokens[i] not in ("cp", "mate") or not _is_int(tokens[i + 1]):
+            if i + 1 >= n or tokens[i] not in ("cp", "mate") or not is_number(tokens[i + 1], int):
                 return "score needs cp N or mate N"
             i += 2
             if i < n and tokens[i] in ("lowerbound", "upperbound"):
                 i += 1
         elif key == "wdl":
-            if i + 2 >= n or not all(_is_int(t) for t in tokens[i:i + 3]):
+            if i + 2 >= n or not all(is_number(t, int) for t in tokens[i:i + 3]):
                 return "wdl needs three integers"
             i += 3
         elif key == "currmove":
@@ -160,14 +165,6 @@ def info_problem(line: str, board: chess.Board) -> str | None:
             if key == "pv" and i == start:
                 return "pv without moves"
     return None
-
-
-def _is_int(tok: str) -> bool:
-    try:
-        int(tok)
-        return True
-    except ValueError:
-        return False
 
 
 def _move_problem(board: chess.Board, text: str) -> str | None:
@@ -193,7 +190,7 @@ def option_problem(line: str) -> str | None:
         return f"check default {option.default!r} (true or false)"
     if option.type == "spin":
         values = [option.default, option.min, option.max]
-        if not all(v is not None and _is_int(v) for v in values):
+        if not all(v is not None and is_number(v, int) for v in values):
             return "spin needs integer default, min and max"
         if not int(values[1]) <= int(values[0]) <= int(values[2]):
             return f"spin default {values[0]} outside min {values[1]} .. max {values[2]}"
@@ -601,7 +598,7 @@ class XboardChecker(Checker):
             if not line.startswith("feature "):
                 continue
             replies = []
-            for key, value in _parse_features(line[8:]):
+            for key, value in parse_features(line[8:]):
                 if not key or " " in key:
                     raise Failed(f"malformed feature {key!r}", line)
                 if key == "done":
@@ -656,7 +653,7 @@ class XboardChecker(Checker):
             if s[:1].isdigit():
                 tok = s.split()
                 problem = None
-                if len(tok) < 4 or not all(_is_int(t.rstrip(".&")) for t in tok[:4]):
+                if len(tok) < 4 or not all(is_number(t.rstrip(".&"), int) for t in tok[:4]):
                     problem = "thinking output should be `ply score time nodes pv`"
                 elif max_depth is not None and int(tok[0].rstrip(".&")) > max_depth:
                     problem = f"thinking past depth {max_depth}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 from wasp.exitcodes import InputError, UsageError
 
@@ -128,7 +129,11 @@ class SprtConfig:
 class MatchConfig:
     """A match's settings (``wasp-match``'s flags, by name): at least two engines with their
     limits, the schedule, openings, adjudication, SPRT and outputs. `validate` checks them;
-    `to_dict`/`from_dict` are the JSON saved in the run directory."""
+    `to_dict`/`from_dict` are the JSON saved in the run directory. `SESSION_FIELDS` are the
+    settings a resumed run may change: how it is played, not what is played (`played`)."""
+
+    SESSION_FIELDS: ClassVar[tuple[str, ...]] = (
+        "concurrency", "dask", "log", "progress", "ratinginterval", "affinity")
 
     engines: list[EngineConfig]
     tournament: str = "roundrobin"
@@ -163,8 +168,8 @@ class MatchConfig:
         """Check every setting before a game starts; returns the config.
 
         Raises UsageError (a ValueError) naming the flag and the reason, InputError for a file
-        that cannot be used (the openings, the tablebases). `wasp-match` and `run_match` call
-        it; a config built in Python is checked the same way."""
+        that cannot be used (the openings, the tablebases). `testing.plan_match` calls it for
+        every match, from the command line or from Python alike."""
         from .schedule import POLICIES
         from .variant import VARIANTS
 
@@ -314,6 +319,11 @@ class MatchConfig:
                 d[k] = asdict(d[k])
         d["engines"] = [e.to_dict() for e in self.engines]
         return d
+
+    def played(self) -> dict:
+        """What makes the games (`to_dict` without `SESSION_FIELDS`): a run directory is resumed
+        only by settings that play the same."""
+        return {k: v for k, v in self.to_dict().items() if k not in self.SESSION_FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict) -> MatchConfig:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_connections
 
 from .config import MatchConfig
-from .engine import Logger
+from .process import Logger
 from .worker import EngineSet, EngineStartError, PairError, PairTask, play_pair
 
 PASSED_ENV = ("NUMBA_CACHE_DIR",)  # the client's environment the engines on workers get
@@ -57,7 +57,8 @@ def make_executor(cfg: MatchConfig, workers: int | None = None, *, out=None,
     return LocalExecutor(cfg, workers or cfg.concurrency)
 
 
-def _cpu() -> float:
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (its workers count their own)."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
@@ -212,17 +213,17 @@ def _serve(conn, cfg: MatchConfig) -> None:
             except EOFError:
                 break
             if item is None:
-                conn.send(("bye", None, _cpu()))
+                conn.send(("bye", None, cpu_seconds()))
                 break
             task, cores = item
             if cores is not None:  # -use-affinity: this task's cores
                 engines.pin(cores)
             try:
-                conn.send(("rows", play_pair(cfg, task, engines), _cpu()))
+                conn.send(("rows", play_pair(cfg, task, engines), cpu_seconds()))
             except (EngineStartError, PairError) as e:
-                conn.send(("fatal", str(e), _cpu()))
+                conn.send(("fatal", str(e), cpu_seconds()))
             except Exception:
-                conn.send(("fatal", "worker error:\n" + traceback.format_exc(), _cpu()))
+                conn.send(("fatal", "worker error:\n" + traceback.format_exc(), cpu_seconds()))
     finally:
         engines.close()
 

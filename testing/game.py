@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from .engine import UNLIMITED_MOVE_TIMEOUT, Engine, EngineCrashed, EngineError, Limits
+from .driver import UNLIMITED_MOVE_TIMEOUT, Engine, Limits, SearchFigures
 from .openings import Opening
+from .process import EngineCrashed, EngineError
 from .tablebase import TablebaseAdjudication
 from .tablebase import adjudicate as tablebase_result
 from .timecontrol import Clock
@@ -57,18 +58,12 @@ class GameSettings:
 
 
 @dataclass
-class MoveInfo:
+class MoveInfo(SearchFigures):
     uci: str
     score: int | None  # centipawns, mover's view (mates as +-(MATE_SCORE - plies))
     mate: int | None
     depth: int | None
     elapsed: float
-    seldepth: int | None = None
-    nodes: int | None = None
-    nps: int | None = None
-    hashfull: int | None = None
-    tbhits: int | None = None
-    pv: str | None = None
     timeleft: float | None = None  # the mover's clock after the move (seconds)
     latency: float | None = None  # runner time from the previous move to this `go`
 
@@ -219,10 +214,9 @@ class _Game:
         if move is None:
             return _lose(turn, "illegal-move", f"{_COLOR[turn]} makes an illegal move: {res.move}")
         uci = move.uci()
-        info = MoveInfo(uci, res.score, res.mate, res.depth, res.elapsed, res.seldepth,
-                        res.nodes, res.nps, res.hashfull, res.tbhits, res.pv,
+        info = MoveInfo(uci, res.score, res.mate, res.depth, res.elapsed,
                         clock.remaining if clock is not None and not clock.tc.infinite else None,
-                        latency)
+                        latency, **res.figures())
         self.rec.moves.append(info)
         self.board.push(move)
         self.moves.append(uci)

@@ -1,24 +1,13 @@
-"""A match played in-process: `run_match(config, rundir)` plays (or resumes) a run directory and
-returns its `MatchResult`; ``wasp-match`` is this function behind a command line."""
+"""A match played in-process: `run_match(plan)` plays (or resumes) a run directory planned by
+`testing.plan_match` and returns its `MatchResult`; ``wasp-match`` is this function behind a
+command line."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 
-from .args import (
-    build_config,
-    default_rundir,
-    parse_args,
-    prepare_raw,
-    saved_config,
-    with_config_file,
-)
-from .config import MatchConfig, UsageError
-from .store import DB_NAME
-
-# settings a resumed run may change: how it is played, not what is played
-SESSION_FIELDS = ("concurrency", "dask", "log", "progress", "ratinginterval", "affinity")
+from .plan import MatchPlan, plan_match
 
 
 @dataclass
@@ -60,66 +49,32 @@ class MatchResult:
                 f"-{self.losses}{elo}{sprt}, status {self.status})")
 
 
-def resolve(config, rundir: str | None = None) -> tuple[MatchConfig, str, bool]:
-    """(checked MatchConfig, run directory, resume) for `run_match`; raises UsageError."""
-    if isinstance(config, MatchConfig):
-        cfg = MatchConfig.from_dict(config.to_dict())  # the caller's object stays as given
-        cfg.validate()
-        rundir = str(rundir) if rundir is not None else default_rundir()
-        if os.path.exists(os.path.join(rundir, DB_NAME)):
-            saved = saved_config(rundir).to_dict()
-            mine = cfg.to_dict()
-            if cfg.srand is None:
-                mine["srand"] = saved["srand"]
-            if _played(saved) != _played(mine):
-                raise UsageError(f"{rundir!r} holds a run with other settings (a new run needs "
-                                 f"a new directory)")
-            cfg.srand = saved["srand"]
-            return cfg, rundir, True
-        if cfg.srand is None:
-            import secrets
-
-            cfg.srand = secrets.randbelow(2**31)
-        cfg.check_openings()
-        return cfg, rundir, False
-    if isinstance(config, str) or not hasattr(config, "__iter__"):
-        raise TypeError("config: a MatchConfig or a list of wasp-match arguments")
-    raw = parse_args([str(a) for a in config])
-    if rundir is not None:
-        key = "resume" if "resume" in raw else "rundir"
-        if raw.get(key) not in (None, str(rundir)):
-            raise UsageError(f"-{key} {raw[key]} and rundir={str(rundir)!r} differ")
-        raw[key] = str(rundir)
-    target = raw.get("rundir")
-    if "resume" not in raw and target and os.path.exists(os.path.join(target, DB_NAME)):
-        return resolve(build_config(with_config_file(raw)), target)  # this match: resume it
-    return prepare_raw(raw)
-
-
-def _played(d: dict) -> dict:
-    return {k: v for k, v in d.items() if k not in SESSION_FIELDS}
-
-
 def run_match(config, rundir: str | None = None, *, out=None, err=None) -> MatchResult:
     """Play the match `config` into `rundir` (created if absent) and return its result.
 
-    `config` is a `MatchConfig` (checked with `validate`) or the list of arguments
-    ``wasp-match`` takes (``["-engine", "cmd=stockfish", ...]``, ``["-resume", DIR]``). A
-    `rundir` that already holds this match resumes it; one that holds another is refused.
-    Every game is committed to ``rundir/games.sqlite`` as it ends; the progress and the
-    reports go to `out` (default stdout) and `err` (default stderr). Raises UsageError (a
-    ValueError) for a bad setting before any game starts.
+    `config` is a `MatchPlan` (`plan_match`'s; `rundir` then None or the plan's), or what
+    `plan_match` takes, planned here: a `MatchConfig` or the list of arguments ``wasp-match``
+    takes (``["-engine", "cmd=stockfish", ...]``, ``["-resume", DIR]``). A `rundir` that
+    already holds this match resumes it; one that holds another is refused. Every game is
+    committed to ``rundir/games.sqlite`` as it ends; the progress and the reports go to `out`
+    (default stdout) and `err` (default stderr). Raises UsageError (a ValueError) for a bad
+    setting before any game starts.
 
     >>> r = run_match(["-engine", "cmd=stockfish", "-engine", "cmd=stockfish",
     ...                "-each", "nodes=1000", "-games", "2"], "runs/two")  # doctest: +SKIP
     >>> r.games, r.score  # doctest: +SKIP
     (2, 0.5)
     """
-    cfg, rundir, resume = resolve(config, rundir)
-    os.makedirs(rundir, exist_ok=True)
+    if isinstance(config, MatchPlan):
+        plan = config
+        if rundir is not None and str(rundir) != plan.rundir:
+            raise ValueError(f"rundir={str(rundir)!r}: the plan plays into {plan.rundir!r}")
+    else:
+        plan = plan_match(config, rundir)
+    os.makedirs(plan.rundir, exist_ok=True)
     from .tournament import Runner
 
-    runner = Runner(cfg, rundir, resume=resume, out=out, err=err)
+    runner = Runner(plan.config, plan.rundir, resume=plan.resume, out=out, err=err)
     status = runner.run()
     return result_of(runner, status)
 

@@ -19,8 +19,9 @@ from wasp.cliargs import ArgumentParser, add_run_dir
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail
 
 from .config import MatchConfig
-from .engine import EngineCrashed, EngineError, EngineTimeout, make_engine
+from .engine import make_engine
 from .enginestats import loser_failure
+from .process import EngineCrashed, EngineError, EngineTimeout
 from .store import DB_NAME, RunStore
 
 DEFAULT_TIMEOUT = 10.0  # seconds a search may take beyond its own time limit

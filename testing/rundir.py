@@ -23,6 +23,14 @@ def mark(rundir: str, kind: str) -> None:
     write_text(path, json.dumps({"kind": kind}) + "\n")
 
 
+def last_write(rundir: str, names) -> float:
+    """When the writer of `rundir` last wrote one of its files `names` (their latest
+    modification time), 0.0 if it never did: how readers tell a live run from a stopped one."""
+    times = [os.path.getmtime(p) for p in (os.path.join(rundir, n) for n in names)
+             if os.path.exists(p)]
+    return max(times, default=0.0)
+
+
 def marked_kind(rundir: str) -> str | None:
     """The kind `rundir` is marked with, or None (no mark, or one that cannot be read)."""
     try:

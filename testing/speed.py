@@ -64,14 +64,9 @@ def judge(nodes: int, nps: int, ref: ScaleConfig) -> tuple[float, str | None]:
 
 def scale_engine(d: dict, factor: float) -> dict:
     """An engine's settings (``EngineConfig.to_dict``) with its clock scaled by ``factor``."""
-    from .timecontrol import TimeControl
-
-    d = dict(d)
-    if d.get("tc"):
-        tc = TimeControl.parse(d["tc"])
-        if not tc.infinite:
-            d["tc"] = str(replace(tc, base=round(tc.base * factor, 3),
-                                  inc=round(tc.inc * factor, 3)))
-    if d.get("st"):
-        d["st"] = round(d["st"] * factor, 3)
-    return d
+    e = EngineConfig.from_dict(d)
+    if e.tc is not None and not e.tc.infinite:
+        e.tc = replace(e.tc, base=round(e.tc.base * factor, 3), inc=round(e.tc.inc * factor, 3))
+    if e.st:
+        e.st = round(e.st * factor, 3)
+    return e.to_dict()

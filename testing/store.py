@@ -306,10 +306,9 @@ class StoreReader:
 
     def updated(self) -> float:
         """When the runner last wrote (the store, its WAL, the session summary)."""
-        names = (DB_NAME, DB_NAME + "-wal", SUMMARY_NAME)
-        times = [os.path.getmtime(p) for p in (os.path.join(self.rundir, n) for n in names)
-                 if os.path.exists(p)]
-        return max(times, default=0.0)
+        from .rundir import last_write
+
+        return last_write(self.rundir, (DB_NAME, DB_NAME + "-wal", SUMMARY_NAME))
 
     def finished(self) -> bool:
         """Every planned game stored, or the SPRT decided."""

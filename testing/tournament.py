@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import threading
 import time
 
 from .config import MatchConfig
-from .engine import Logger
 from .enginestats import EngineTally, quantile
-from .executor import stop_on_sigterm
+from .executor import cpu_seconds, stop_on_sigterm
 from .openings import OpeningBook, OpeningSequence
+from .process import Logger
 from .schedule import PairSpec, make_schedule
 from .store import SUMMARY_NAME, RunStore
 from .tablebase import TERMINATION as TB_TERMINATION
@@ -34,11 +33,6 @@ def _preload_statistics() -> None:
         _PRELOAD_CPU[0] = time.thread_time() - t
 
     threading.Thread(target=load, daemon=True).start()
-
-
-def _cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def host_steal() -> tuple[int, int] | None:
@@ -386,15 +380,15 @@ class Runner:
 
     def _run(self) -> int:
         t_wall = time.monotonic()
-        cpu0 = _cpu()
+        cpu0 = cpu_seconds()
         self._prepare()
-        self.cpu_setup = _cpu() - cpu0
+        self.cpu_setup = cpu_seconds() - cpu0
         if self.resume:
             print(
                 f"Resuming {self.rundir}: {self.games_done} of {self.total_games} games stored",
                 file=self.out,
             )
-        cpu0 = _cpu()
+        cpu0 = cpu_seconds()
         steal0 = host_steal()
         interrupted = False
         try:
@@ -402,7 +396,7 @@ class Runner:
         except KeyboardInterrupt:
             interrupted = True
             self.stop.set()
-        self.cpu_play = _cpu() - cpu0 + sum(self.worker_cpu.values())
+        self.cpu_play = cpu_seconds() - cpu0 + sum(self.worker_cpu.values())
         self.steal_pct = None if self.cfg.dask else steal_share(steal0, host_steal())
         self.wall = time.monotonic() - t_wall
         self._clear_progress()
@@ -428,6 +422,7 @@ class Runner:
     def summary(self) -> dict:
         lat = self.latencies
         g = self.session_games
+        process_cpu = cpu_seconds() + sum(self.worker_cpu.values())
         return {
             "rundir": self.rundir,
             "games_total": self.games_done,
@@ -438,8 +433,8 @@ class Runner:
             "runner_cpu_per_game_s": (self.cpu_play - _PRELOAD_CPU[0]) / g if g else None,
             "statistics_import_cpu_s": _PRELOAD_CPU[0],
             # everything the runner process used: interpreter start, imports, setup, play
-            "process_cpu_s": _cpu() + sum(self.worker_cpu.values()),
-            "process_cpu_per_game_s": (_cpu() + sum(self.worker_cpu.values())) / g if g else None,
+            "process_cpu_s": process_cpu,
+            "process_cpu_per_game_s": process_cpu / g if g else None,
             "latency_median_ms": quantile(lat, 0.5) * 1e3 if lat else None,
             "latency_p99_ms": quantile(lat, 0.99) * 1e3 if lat else None,
             "latency_max_ms": max(lat) * 1e3 if lat else None,

@@ -11,11 +11,13 @@ import os
 from dataclasses import dataclass
 
 from .config import MatchConfig
-from .engine import Engine, EngineError, Logger, make_engine
+from .driver import Engine
+from .engine import make_engine
 from .enginestats import move_stats
 from .game import play_game
 from .openings import Opening
 from .pgn import game_pgn
+from .process import EngineError, Logger
 from .schedule import GameSpec, PairSpec
 from .store import log_rows
 

@@ -212,7 +212,6 @@ def test_every_package_is_stated_and_datasets_holds_no_code():
     assert not list((ROOT / "datasets").rglob("*.py"))
 
 
-
 def test_the_drawing_of_the_house_is_the_code_s():
     """docs/img/house.svg (scripts/draw_house.py) lists the arrows the imports make."""
     import importlib.util
@@ -223,3 +222,47 @@ def test_the_drawing_of_the_house_is_the_code_s():
     drawn = draw.drawn_edges((ROOT / "docs" / "img" / "house.svg").read_text(encoding="utf-8"))
     assert drawn == draw.edges(), "run python3 scripts/draw_house.py"
     assert ("wasp", "testing") not in drawn and ("tuner.texel", "tuner.traces") not in drawn
+
+
+PARSER = "testing.args"  # wasp-match's command-line parser
+PARSER_USERS = {"testing", "testing.plan", "testing.cli"}  # the face, the planner, the CLI
+
+
+def parser_imports(path) -> list[int]:
+    """The lines of the file at `path` that import `PARSER`: ``import testing.args``, ``from
+    testing.args import x``, ``from testing import args``, ``import_module("testing.args")``."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            names = [str(node.args[0].value)]
+        if any(n == PARSER or n.startswith(PARSER + ".") for n in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_parser_check_sees_every_way_of_importing_it(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import testing.args\nfrom testing import args\n"
+                      "from testing.args import read\nimport importlib\n"
+                      "importlib.import_module('testing.args')\nfrom testing import plan\n")
+    assert parser_imports(source) == [1, 2, 3, 5]
+
+
+def test_no_module_outside_testing_imports_the_match_runners_command_line_parser():
+    """Other tools read the runner's flags through `testing`'s face (read_flags, read_engine,
+    plan_match), never through its parser; inside `testing` only the face, the planner and
+    the command line import it."""
+    outside = [f"{path.relative_to(ROOT)}:{line}"
+               for path in sorted(ROOT.rglob("*.py"))
+               if not path.relative_to(ROOT).parts[0].startswith(".")
+               and path.relative_to(ROOT).parts[:1] != ("testing",)
+               and path.relative_to(ROOT).parts[:2] != ("tests", "testing")
+               for line in parser_imports(path)]
+    assert not outside, f"{PARSER} imported outside testing:\n" + "\n".join(outside)
+    inside = {name for name, deps in import_graph().items() if PARSER in deps}
+    assert inside <= PARSER_USERS, sorted(inside - PARSER_USERS)

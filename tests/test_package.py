@@ -217,7 +217,8 @@ def _nodes(bench_output):
 
 
 COMPILES = pytest.mark.skipif(
-    not PYPI, reason="compiles the kernels afresh in the venv (minutes): bash scripts/check-install")
+    not PYPI,
+    reason="compiles the kernels afresh in the venv (minutes): bash scripts/check-install")
 
 
 @COMPILES

@@ -11,11 +11,8 @@ from wasp.exitcodes import EXIT_USAGE, fail, run_tool
 
 EXAMPLES = """examples:
   wasp-tune run positions.epd -dir runs/a -method binary -params 'pst_*' 'pawn_value'
-  wasp-tune run games.pgn -dir runs/b -method adam -max-passes 20 -skip-plies 8
-  wasp-tune run -resume runs/a                # continue a killed run (or -dir runs/a --resume)
-  wasp-tune run sets/a/train.epd -valid-data sets/a/valid.epd -dir runs/c
+  wasp-tune run -resume runs/a                # continue a killed run
   wasp-tune k positions.epd -params runs/a/params.txt
-  wasp-tune error positions.epd -params runs/a/params.txt -k 1.2 -qsearch
   wasp-tune data games.pgn -o sets/a         # quiet positions: sets/a/train.epd, valid.epd
   wasp-tune datagen -dir runs/dg -games 200000 -nodes 5000   # positions and scores for nets
   wasp-tune data convert runs/dg/data.txt data.bf -shuffle   # bullet text -> bulletformat

@@ -59,10 +59,18 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return super()._format_action_invocation(action)
 
 
+def _dest(names):
+    """argparse's dest for the names as written (the first --name, else the first), so an
+    added spelling (-o -> --o beside --output) does not rename the value."""
+    name = next((n for n in names if n.startswith("--")), names[0])
+    return name.lstrip("-").replace("-", "_")
+
+
 def _add_both(container, add):
     """`add` (a container's add_argument) registering both spellings of every flag."""
     def add_argument(*names, **kwargs):
         if names and names[0].startswith("-"):
+            kwargs.setdefault("dest", _dest(names))
             names = spellings(names, container._option_string_actions)
         return add(*names, **kwargs)
     return add_argument
@@ -107,7 +115,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if hasattr(namespace, _UNKNOWN_IN):
             delattr(namespace, _UNKNOWN_IN)
         if extras:
-            flags = [a for a in extras if a.startswith("-") and not _is_number(a)]
+            flags = [a for a in extras if a.startswith("-") and not is_number(a)]
             what = f"unknown flag {flags[0]!r}" if flags else f"unexpected argument {extras[0]!r}"
             _exit_with(prog, f"{what} (see {prog} --help)")
         return namespace
@@ -116,9 +124,11 @@ class ArgumentParser(argparse.ArgumentParser):
         _exit_with(self.prog, message)
 
 
-def _is_number(text):
+def is_number(text, kind=float) -> bool:
+    """Whether `text` reads as a `kind` (float or int): a negative number is a value, not a
+    flag."""
     try:
-        float(text)
+        kind(text)
         return True
     except ValueError:
         return False

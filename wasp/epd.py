@@ -135,14 +135,21 @@ def parse_line(line: str) -> EpdLine | None:
     return EpdLine(m.groups()[:4], counters, rest)
 
 
+def numbered_lines(path):
+    """(line number, text) of each line of the file at `path` that is neither blank nor a `#`
+    comment, its text stripped: what every EPD-like file's reader iterates."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            text = line.strip()
+            if text and not text.startswith("#"):
+                yield n, text
+
+
 def read_lines(path):
     """(line number, `EpdLine`) of each EPD line of the file at `path` (blank and `#` lines
     skipped); a line that is not EPD raises ValueError naming ``path:line``."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            try:
-                epd = parse_line(line)
-            except ValueError as e:
-                raise ValueError(f"{path}:{n}: {e}") from None
-            if epd is not None:
-                yield n, epd
+    for n, text in numbered_lines(path):
+        try:
+            yield n, parse_line(text)
+        except ValueError as e:
+            raise ValueError(f"{path}:{n}: {e}") from None

@@ -217,7 +217,7 @@ def parse_fen(fen, T, chess960=False):
     S.st[ST_SIDE] = us
     S.st[ST_CASTLE] = rights
     if rights:
-        set_castling(S.st, kings, rooks)
+        set_castling(S.st, tuple(kings), tuple(rooks))
     S.st[ST_CHESS960] = int(chess960 or named_file or not is_standard_castling(kings, rooks))
     S.st[ST_HALFMOVE] = halfmove
     S.st[ST_FULLMOVE] = fullmove
@@ -237,24 +237,19 @@ def parse_fen(fen, T, chess960=False):
     return S
 
 
+# board_fen's byte table: a piece's letter, an empty square "1"; then runs of 1s become digits
+_SQUARE_CHARS = bytes(PIECE_CHARS.encode()[p] if p < len(PIECE_CHARS) else
+                      ord("1") if p == EMPTY else ord("?") for p in range(256))
+_EMPTY_RUNS = [(b"1" * k, str(k).encode()) for k in range(8, 1, -1)]
+
+
 def board_fen(S):
-    rows = []
-    mailbox = S.st[MAILBOX:MAILBOX + 64].tolist()
-    for rank in range(7, -1, -1):
-        row, empty = "", 0
-        for file in range(8):
-            p = mailbox[rank * 8 + file]
-            if p == EMPTY:
-                empty += 1
-            else:
-                if empty:
-                    row += str(empty)
-                    empty = 0
-                row += PIECE_CHARS[p]
-        if empty:
-            row += str(empty)
-        rows.append(row)
-    return "/".join(rows)
+    """The FEN's first field: ranks 8 to 1, runs of empty squares as digits."""
+    squares = S.st[MAILBOX:MAILBOX + 64].astype(np.uint8).tobytes().translate(_SQUARE_CHARS)
+    text = b"/".join(squares[8 * rank:8 * rank + 8] for rank in range(7, -1, -1))
+    for run, digit in _EMPTY_RUNS:  # longest first: each run is whole when it is replaced
+        text = text.replace(run, digit)
+    return text.decode()
 
 
 def legal_ep_square(T, S):

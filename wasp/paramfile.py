@@ -1,5 +1,5 @@
 """The text format of parameter files (EvalFile, SearchFile): one `name = value` a line, `#`
-starts a comment, blank lines are skipped."""
+starts a comment, blank lines are skipped; and the finite numbers they (and SPSA's input) hold."""
 
 
 def assignments(text: str):
@@ -29,3 +29,15 @@ def read(path, parse):
         return parse(text)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+
+
+def finite_number(text) -> float:
+    """The finite number `text` spells; ValueError saying "not a number" or "not finite" (the
+    caller names the field and the file)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise ValueError("not a number") from None
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError("not finite")
+    return x

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from wasp.layout import Layout
-from wasp.paramfile import assignments, read
+from wasp.paramfile import assignments, finite_number, read
 
 
 @dataclass(frozen=True)
@@ -421,12 +421,10 @@ def _parse_int(text, name, lineno):
     except ValueError:
         pass
     try:
-        v = float(t)
-    except ValueError:
-        raise ValueError(f"line {lineno}: parameter {name}: not a number: {t!r}") from None
-    if not np.isfinite(v):
-        raise ValueError(f"line {lineno}: parameter {name}: not a finite number: {t!r}")
-    return int(round(v))
+        return int(round(finite_number(t)))
+    except ValueError as e:
+        why = "not a finite number" if str(e) == "not finite" else str(e)
+        raise ValueError(f"line {lineno}: parameter {name}: {why}: {t!r}") from None
 
 
 def parse_params(text: str, base=None) -> np.ndarray:

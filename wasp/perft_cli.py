@@ -4,7 +4,7 @@ import sys
 import time
 
 from wasp.board import IllegalMoveError, Position
-from wasp.epd import parse_line
+from wasp.epd import numbered_lines, parse_line
 from wasp.fen import STARTING_FEN
 from wasp.perft import divide, perft
 
@@ -100,30 +100,26 @@ def check_suite(path, max_nodes=10**9, out=None, err=None):
     out = out or sys.stdout
     err = err or sys.stderr
     passed = total = bad = 0
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
+    for lineno, line in numbered_lines(path):
+        try:
+            fen, expected = parse_perft_line(line)
+            position = Position(fen)
+        except ValueError as e:
+            total += 1
+            bad += 1
+            if bad <= MAX_ERRORS_SHOWN:
+                print(f"wasp perft: error: {path}:{lineno}: {e}", file=err)
+            continue
+        for depth, count in expected:
+            if count > max_nodes:
                 continue
-            try:
-                fen, expected = parse_perft_line(line)
-                position = Position(fen)
-            except ValueError as e:
-                total += 1
-                bad += 1
-                if bad <= MAX_ERRORS_SHOWN:
-                    print(f"wasp perft: error: {path}:{lineno}: {e}", file=err)
-                continue
-            for depth, count in expected:
-                if count > max_nodes:
-                    continue
-                total += 1
-                got = perft(position, depth)
-                if got == count:
-                    passed += 1
-                else:
-                    print(f"{path}:{lineno}: FAIL {fen} depth {depth}: expected {count}, "
-                          f"got {got}", file=out)
+            total += 1
+            got = perft(position, depth)
+            if got == count:
+                passed += 1
+            else:
+                print(f"{path}:{lineno}: FAIL {fen} depth {depth}: expected {count}, "
+                      f"got {got}", file=out)
     if bad > MAX_ERRORS_SHOWN:
         print(f"wasp perft: ... and {bad - MAX_ERRORS_SHOWN} more bad lines", file=err)
     if bad and bad == total:

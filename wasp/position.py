@@ -98,14 +98,18 @@ STANDARD_KINGS = (4, 60)
 STANDARD_ROOKS = (7, 0, 63, 56)
 
 
+@njit(cache=True, nogil=True)
 def set_castling(st, kings, rooks):
     """Fill the castling table for kings on `kings` (white, black) and the rooks of the four
-    rights on `rooks` (NO_SQUARE for a right the game does not have)."""
+    rights on `rooks` (NO_SQUARE for a right the game does not have); tuples or arrays, so
+    kernels that set up a position call it too."""
     keep = st[CASTLING:CASTLING + 64]
     keep[:] = 15
-    for i, (bit, rook) in enumerate(zip(CASTLE_BITS, rooks, strict=True)):
+    for i in range(4):
+        rook = rooks[i]
         st[CASTLING_ROOK + i] = rook
         if rook != NO_SQUARE:
+            bit = CASTLE_BITS[i]
             keep[rook] &= 15 & ~bit
             keep[kings[i // 2]] &= 15 & ~bit
 

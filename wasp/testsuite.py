@@ -6,7 +6,7 @@ TABs); `+`/`#`/`!` decorations on SAN moves are accepted. Moves are read with py
 
 from dataclasses import dataclass
 
-from wasp.epd import parse_line
+from wasp.epd import numbered_lines, parse_line
 
 
 @dataclass
@@ -70,18 +70,14 @@ def read_suite(path, errors: list | None = None) -> list[EpdRecord]:
     """The records of a suite. A bad record raises ValueError ("FILE:LINE: what is wrong"),
     or, when an `errors` list is given, is appended to it as that text and skipped."""
     records = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for i, line in enumerate(f, 1):
-            try:
-                rec = parse_epd_line(line, i)
-            except ValueError as e:
-                msg = f"{path}:{str(e).removeprefix('line ')}"
-                if errors is None:
-                    raise ValueError(msg) from None
-                errors.append(msg)
-                continue
-            if rec is not None:
-                records.append(rec)
+    for i, line in numbered_lines(path):
+        try:
+            records.append(parse_epd_line(line, i))
+        except ValueError as e:
+            msg = f"{path}:{str(e).removeprefix('line ')}"
+            if errors is None:
+                raise ValueError(msg) from None
+            errors.append(msg)
     return records
 
 

@@ -34,11 +34,18 @@ def tuner_run(tmp_path_factory):
     return run_dir
 
 
+def engine_flags(name) -> list[str]:
+    """``-engine`` flags for the tuning loop's engine (`wasp_engine`) on a command line."""
+    e = wasp_engine(name)
+    return ["-engine", f"cmd={e.cmd}", f"name={e.name}", *(f"arg={a}" for a in e.args),
+            *(f"option.{k}={v}" for k, v in e.options.items()), f"startup={e.startup:g}"]
+
+
 @pytest.fixture(scope="module")
 def match_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("match")
     rundir = out / "match"
-    cmd = [sys.executable, "-m", "testing.cli", *wasp_engine("wasp-a"), *wasp_engine("wasp-b"),
+    cmd = [sys.executable, "-m", "testing.cli", *engine_flags("wasp-a"), *engine_flags("wasp-b"),
            "-each", "nodes=200", "-rounds", "2", "-repeat", "-concurrency", "2",
            "-openings", f"file={DATA / 'uho_sample.epd'}", "order=random", "-srand", "7",
            "-maxmoves", "60", "-resign", "movecount=3", "score=600",

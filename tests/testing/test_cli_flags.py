@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from testing import args, cli
-from testing.cli import USAGE, UsageError, prepare
+from testing.cli import USAGE, UsageError
+from testing.plan import plan_match
 
 from .conftest import DATA, EPD, HERE, fake_engine
 
@@ -21,9 +22,14 @@ def help_flags() -> set[str]:
     return set(re.findall(r"(?:^|\s)(-[a-z][a-z0-9-]*)", USAGE))
 
 
+def prepare(argv):
+    """The plan `wasp-match ARGV` plays."""
+    return plan_match(argv, new=True)
+
+
 def settings(argv):
-    cfg, rundir, resume = prepare(argv)
-    return {"cfg": cfg.to_dict(), "rundir": rundir, "resume": resume}
+    plan = prepare(argv)
+    return {"cfg": plan.config.to_dict(), "rundir": plan.rundir, "resume": plan.resume}
 
 
 @pytest.fixture
@@ -155,8 +161,8 @@ def test_openings_format_is_used(tmp_path, base):  # format=pgn reads the EPD fi
 
 def test_resume_reads_a_stored_run(tmp_path, base):
     done = stored_run(tmp_path, base)
-    cfg, rundir, resume = prepare(["-resume", done])
-    assert resume and rundir == done and cfg.engines[0].nodes == 1
+    plan = prepare(["-resume", done])
+    assert plan.resume and plan.rundir == done and plan.config.engines[0].nodes == 1
 
 
 def test_compliance_runs_the_check(capsys):

@@ -146,7 +146,7 @@ def test_the_sound_xboard_test_engine_passes(capsys):
 
 
 def test_uci_option_lines_parse_into_their_fields():
-    from testing.engine import parse_option
+    from testing.uci import parse_option
 
     o = parse_option("option name Move Overhead type spin default 10 min 0 max 5000")
     assert (o.name, o.type, o.default, o.min, o.max) == ("Move Overhead", "spin", "10", "0",

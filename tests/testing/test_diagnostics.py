@@ -10,8 +10,9 @@ import pytest
 
 import testing
 from testing.cli import main
-from testing.engine import EngineConfig, Recording, make_engine
+from testing.engine import EngineConfig, make_engine
 from testing.enginestats import EngineTally
+from testing.process import Recording
 from testing.store import RunStore, decompress
 
 from .conftest import EPD, fake_engine
@@ -206,7 +207,7 @@ def test_uci_driver_parses_the_full_info_line(stockfish):
     eng = make_engine(EngineConfig(cmd=stockfish, name="sf"))
     eng.start()
     try:
-        from testing.engine import Limits
+        from testing.driver import Limits
         eng.new_game(None, True)
         res = eng.go(None, [], Limits(depth=8))
         text, err = eng.take_recording()

@@ -163,7 +163,7 @@ def test_failures_lose_the_game(quit_later, fail, termination, restart):
 def test_startup_limit_is_per_engine():
     """An engine that compiles at start (2 s here) misses a short start-up limit with a clear
     error, and starts when its `startup=` allows for it."""
-    from testing.engine import EngineTimeout
+    from testing.process import EngineTimeout
 
     def cfg(startup):
         return EngineConfig(cmd=sys.executable, name="slow", args=[FAKE, "--slowready", "2"],

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from testing.engine import EngineConfig, EngineCrashed, EngineTimeout, make_engine
+from testing.engine import EngineConfig, make_engine
+from testing.process import EngineCrashed, EngineTimeout
 from testing.timecontrol import TimeControl
 
 from .conftest import ROOT, fake_engine

@@ -10,11 +10,13 @@ import chess
 import chess.pgn
 import pytest
 
-from testing.cli import main, prepare
-from testing.engine import EngineConfig, EngineUnsupported, make_engine
+from testing.cli import main
+from testing.driver import EngineUnsupported
+from testing.engine import EngineConfig, make_engine
 from testing.game import GameSettings, play_game
 from testing.openings import OpeningBook, OpeningSequence
 from testing.pgn import game_pgn
+from testing.plan import plan_match
 from testing.reproduce import reproduce
 from testing.variant import VariantError, needs_chess960, pgn_is_chess960
 
@@ -86,13 +88,13 @@ def test_960_book_without_the_variant_is_refused(capsys, tmp_path):
 
 def test_variant_flag(tmp_path, capsys):
     two = fake_engine("a") + fake_engine("b") + ["-each", "nodes=10"]
-    cfg, _, _ = prepare(two + ["-variant", "fischerandom", "-openings", f"file={DFRC}",
-                               "-rundir", str(tmp_path / "a")])
+    cfg = plan_match(two + ["-variant", "fischerandom", "-openings", f"file={DFRC}",
+                            "-rundir", str(tmp_path / "a")], new=True).config
     assert cfg.variant == "fischerandom" and cfg.chess960
-    cfg, _, _ = prepare(two + ["-variant", "standard", "-openings", f"file={EPD}",
-                               "-rundir", str(tmp_path / "b")])
+    cfg = plan_match(two + ["-variant", "standard", "-openings", f"file={EPD}",
+                            "-rundir", str(tmp_path / "b")], new=True).config
     assert cfg.variant == "standard" and not cfg.chess960
-    cfg, _, _ = prepare(two + ["-rundir", str(tmp_path / "c")])
+    cfg = plan_match(two + ["-rundir", str(tmp_path / "c")], new=True).config
     assert cfg.variant == "standard"
     assert type(cfg).from_dict(cfg.to_dict()).variant == "standard"
     code, _, err = run(capsys, two + ["-variant", "crazyhouse", "-rundir", str(tmp_path / "d")])

@@ -67,6 +67,14 @@ def test_spellings_add_the_other_dash_count_unless_another_flag_has_it():
     assert spellings(["data"]) == ["data"]
 
 
+def test_a_short_flag_beside_a_long_one_keeps_the_long_ones_name():
+    p = ArgumentParser(prog="tool")
+    p.add_argument("-o", "--output", default="")
+    p.add_argument("-threads", "-concurrency", type=int, default=1)
+    args = p.parse_args(["--o", "a.txt", "--concurrency", "2"])
+    assert (args.output, args.threads) == ("a.txt", 2)
+
+
 def _tool():
     p = ArgumentParser(prog="tool", epilog="example:\n  tool -dir runs/a")
     add_run_dir(p)

@@ -123,7 +123,7 @@ class Fairymax:
         self.engine.new_game(None, white=False)
 
     def play(self, board, clocks, inc):
-        from testing.engine import Limits
+        from testing.driver import Limits
 
         result = self.engine.go(None, [m.uci() for m in board.move_stack],
                                 Limits(wtime=clocks[chess.WHITE], btime=clocks[chess.BLACK],

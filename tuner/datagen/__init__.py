@@ -6,5 +6,5 @@ from wasp.lazyimport import face
 
 __all__, __getattr__, __dir__ = face(__name__, {
     "run": ("DatagenConfig DatagenRun SelfPlay describe_stats generate read_games read_records "
-           "read_run read_state"),
+           "read_run read_state uci_engine"),
 })

@@ -4,14 +4,15 @@ searches in one process, no UCI text); any UCI engine plays itself through the m
 executor (`testing.executor`: local worker processes or Dask). One game loop serves both: only
 how a move is searched differs (`WaspMover`, `UciMover`).
 
-A run directory holds ``data.txt`` (``FEN | score | result``), ``data.moves`` (``game ply move``,
-line for line), ``games.jsonl`` (a line a game), ``run.json`` (``{"kind": "datagen", ...}``: the
-settings), ``state.json`` (the commit point) and, at the end, ``stats.json``. Games are committed
-whole and in game order; each game is a function of (seed, game index) alone (its own random
-generator, search tables cleared, a UCI engine told `ucinewgame`), so a killed run resumed with
-``-resume`` ends with the same file as an uninterrupted one (for a UCI engine: one that is
-deterministic at a node limit, such as Stockfish with Threads=1). `read_run` and `read_records`
-are the readers.
+A run directory holds ``data.txt`` (``FEN | score | result``) and ``data.moves`` (``game ply
+move``, line for line), or with the viriformat data format ``data.vf`` (Viridithas's games: the
+same positions in about 4.3 bytes each) in their place; ``games.jsonl`` (a line a game),
+``run.json`` (``{"kind": "datagen", ...}``: the settings), ``state.json`` (the commit point)
+and, at the end, ``stats.json``. Games are committed whole and in game order; each game is a
+function of (seed, game index) alone (its own random generator, search tables cleared, a UCI
+engine told `ucinewgame`), so a killed run resumed with ``-resume`` ends with the same files as
+an uninterrupted one (for a UCI engine: one that is deterministic at a node limit, such as
+Stockfish with Threads=1). `read_run` and `read_records` are the readers.
 """
 
 
@@ -25,7 +26,16 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from testing.rundir import mark
-from tuner.formats import MATE_SCORE, RESULT_PGN, Record, format_line, format_side, read_text
+from tuner.formats import (
+    MATE_SCORE,
+    RESULT_PGN,
+    Record,
+    ViriGame,
+    format_line,
+    format_side,
+    read_text,
+    read_viri,
+)
 from wasp.atomicfile import write_text
 from wasp.driver import MATE_BOUND
 from wasp.movepick import SD_ROOT_MOVES, SD_ROOT_N
@@ -42,7 +52,9 @@ SIDE_FILE = "data.moves"  # tuner.formats.bullettext.side_path(DATA_FILE)
 GAMES_FILE = "games.jsonl"
 STATE_FILE = "state.json"
 STATS_FILE = "stats.json"
+VIRI_FILE = "data.vf"  # the data of a run in viriformat (tuner.formats.viriformat)
 COMMITTED = (DATA_FILE, SIDE_FILE, GAMES_FILE)  # appended per game, cut back on resume
+DATA_FORMATS = {"text": (DATA_FILE, SIDE_FILE), "viriformat": (VIRI_FILE,)}  # -> data files
 PROMOTIONS = {"": 0, "n": 1, "b": 2, "r": 3, "q": 4}  # wasp.board.PROMO_CHARS' codes
 MOVE_KEY = (1 << (MOVE_PROMO_SHIFT + 3)) - 1  # a move code's from, to and promotion bits
 MAX_START_TRIES = 1000  # openings drawn for one game before it is given up
@@ -220,7 +232,7 @@ class UciMover:
         self.engines.get(side).new_game(None, side == 0)
 
     def search(self, side: int, pos, history, nodes: int) -> Move:
-        from testing.engine import Limits
+        from testing.driver import Limits
         from wasp.board import IllegalMoveError
 
         start, moves = history
@@ -245,10 +257,29 @@ class UciMover:
         self.engines.after_game(1)
 
 
+def uci_engine(tokens: list[str], nodes: int) -> dict:
+    """``-engine KEY=VALUE ...`` items (``wasp-match``'s) as the `uci` of a DatagenConfig: the
+    engine's settings (its command looked up) searching `nodes` a move. UsageError (exit 2) for
+    a bad item, or for one datagen sets itself (tc=, st=, nodes=, depth=, a proto other than
+    uci)."""
+    import testing
+    from wasp.exitcodes import UsageError
+
+    engine = testing.read_engine(tokens, [f"nodes={nodes}"])
+    for key, given in (("tc", engine.tc is not None), ("st", engine.st is not None),
+                       ("nodes", engine.nodes != nodes), ("depth", engine.depth is not None),
+                       ("proto", engine.proto != "uci")):
+        if given:
+            raise UsageError(f"-engine: {key}= does not apply: datagen plays UCI engines at "
+                             f"'go nodes -nodes'")
+    return engine.to_dict()
+
+
 def check_engine_starts(engine: dict) -> str:
     """Start a UCI engine (an `EngineConfig` dict) once and quit it: its name, or
     RuntimeError saying why it cannot play."""
-    from testing.engine import EngineConfig, EngineError, make_engine
+    from testing.engine import EngineConfig, make_engine
+    from testing.process import EngineError
 
     e = make_engine(EngineConfig.from_dict(engine))
     try:
@@ -502,6 +533,16 @@ class DatagenRun:
         self.config = config
         self.state = state  # {"games": committed, "bytes": {file: size}, "stats": {...}}
 
+    @property
+    def data_format(self) -> str:
+        """"text" (data.txt and data.moves) or "viriformat" (data.vf): the committed files say."""
+        return "viriformat" if VIRI_FILE in self.state["bytes"] else "text"
+
+    @property
+    def data_file(self) -> str:
+        """The path of the run's positions (data.txt or data.vf)."""
+        return self.file(DATA_FORMATS[self.data_format][0])
+
     def __repr__(self):
         return (f"DatagenRun({self.path!r}, {self.state['games']}/{self.config.games} games, "
                 f"{self.state['stats']['positions']} positions)")
@@ -510,20 +551,28 @@ class DatagenRun:
         return os.path.join(self.path, name)
 
     @classmethod
-    def create(cls, path, config: DatagenConfig, command=None) -> "DatagenRun":
+    def create(cls, path, config: DatagenConfig, command=None,
+               data_format: str = "text") -> "DatagenRun":
+        """A new run in `path`; `data_format` "text" (data.txt with data.moves) or
+        "viriformat" (data.vf)."""
         config.check()
+        if data_format not in DATA_FORMATS:
+            raise ValueError(f"data format {data_format!r} (text or viriformat)")
         if os.path.exists(os.path.join(path, STATE_FILE)):
             raise RunError(f"{path} already holds a run: resume it with -resume {path}")
         os.makedirs(path, exist_ok=True)
         mark(path, RUN_KIND)
-        run = cls(path, config, {"games": 0, "bytes": dict.fromkeys(COMMITTED, 0),
+        committed = (*DATA_FORMATS[data_format], GAMES_FILE)
+        run = cls(path, config, {"games": 0, "bytes": dict.fromkeys(committed, 0),
                                  "stats": new_stats()})
+        files = {"data": DATA_FILE, "side": SIDE_FILE} if data_format == "text" else \
+            {"data": VIRI_FILE}
         _write_json(run.file(RUN_FILE), {"kind": RUN_KIND, "version": RUN_VERSION,
                                          "procedure": PROCEDURE, "config": asdict(config),
                                          "command": command or [],
-                                         "files": {"data": DATA_FILE, "side": SIDE_FILE,
-                                                   "games": GAMES_FILE, "stats": STATS_FILE}})
-        for name in COMMITTED:
+                                         "files": {**files, "games": GAMES_FILE,
+                                                   "stats": STATS_FILE}})
+        for name in committed:
             open(run.file(name), "wb").close()
         _write_json(run.file(STATE_FILE), run.state)
         return run
@@ -542,7 +591,7 @@ class DatagenRun:
             config.games = games
         state = _read_json(os.path.join(path, STATE_FILE))
         run = cls(path, config, state)
-        for name in COMMITTED:
+        for name in state["bytes"]:  # the files the run commits: cut back to the commit point
             p = run.file(name)
             size = state["bytes"][name]
             if not os.path.exists(p) or os.path.getsize(p) < size:
@@ -554,11 +603,14 @@ class DatagenRun:
         """Append one game to the files, then move the commit point past it."""
         if game.index != self.state["games"]:
             raise RuntimeError(f"game {game.index} committed out of order")
-        chunks = {DATA_FILE: "".join(format_line(r) for r in game.records),
-                  SIDE_FILE: "".join(format_side(r) for r in game.records),
-                  GAMES_FILE: json.dumps(game.summary()) + "\n"}
-        for name, text in chunks.items():
-            data = text.encode()
+        if self.data_format == "text":
+            chunks = {DATA_FILE: "".join(format_line(r) for r in game.records).encode(),
+                      SIDE_FILE: "".join(format_side(r) for r in game.records).encode()}
+        else:
+            chunks = {VIRI_FILE: ViriGame.from_records(game.records).to_bytes()
+                      if game.records else b""}
+        chunks[GAMES_FILE] = (json.dumps(game.summary()) + "\n").encode()
+        for name, data in chunks.items():
             with open(self.file(name), "ab", buffering=0) as f:
                 f.write(data)
             self.state["bytes"][name] += len(data)
@@ -590,11 +642,15 @@ def read_state(path) -> dict:
 
 
 def read_records(path):
-    """The committed records of a run (move, ply and game included), in order."""
+    """The committed records of a run (move, ply and game included), in order. A viriformat
+    run's games are numbered by their place in data.vf (a failed game has none)."""
     state = read_state(path)
     limit = state["stats"]["positions"]
-    for i, r in enumerate(read_text(os.path.join(path, DATA_FILE))):
-        if i >= limit:  # lines past the commit point belong to a game that did not finish
+    viri = VIRI_FILE in state["bytes"]
+    records = read_viri(os.path.join(path, VIRI_FILE)) if viri else \
+        read_text(os.path.join(path, DATA_FILE))
+    for i, r in enumerate(records):
+        if i >= limit:  # records past the commit point belong to a game that did not finish
             break
         yield r
 

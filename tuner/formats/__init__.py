@@ -1,7 +1,7 @@
 """The tools' data formats, a reader beside each writer: one labelled position (`Record`);
 bullet's text with its side record of moves; bulletformat's 32-byte records (their layout,
-for kernels that read them); labelled EPD;
-and `wasp-tune data convert` between them."""
+for kernels that read them); viriformat, Viridithas's games (and its kernels' path into
+bulletformat's records); labelled EPD; and `wasp-tune data convert` between them."""
 
 from wasp.lazyimport import face
 
@@ -13,4 +13,6 @@ __all__, __getattr__, __dir__ = face(__name__, {
     "convert": "ConvertError Filters convert",
     "labelled_epd": "EpdFormatError EpdWriter read_epd",
     "records": "MATE_SCORE RESULT_PGN Record check_score fen_ply",
+    "viriformat": ("Batch ViriFormatError ViriGame ViriWriter count_games decode_boards is_viri "
+                   "read_games read_viri"),
 })

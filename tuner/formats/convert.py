@@ -1,13 +1,16 @@
 """`wasp-tune data convert IN OUT`: self-play data between bullet's text (.txt), bulletformat
-(.bf) and labelled EPD (.epd), with the filters and the shuffle that belong to conversion.
+(.bf), viriformat (.vf) and labelled EPD (.epd), with the filters and the shuffle that belong to
+conversion.
 
 Without flags every record is kept, in order. Filters drop positions in check (-no-check), whose
 move played is a capture or promotion (-no-capture: needs the move, which a .txt file's side record
-keeps), with mate scores (-no-mate), before ply K (-min-ply), and repeats of a position already
-kept (-dedupe: board, side to move, castling and en passant). -shuffle writes a uniform random
-permutation (a bucketed shuffle: records spread over temporary files at random, each shuffled in
-memory), the same for the same -seed. Text to .bf (with -no-mate and -shuffle only) goes through a
-kernel (`tuner.formats.bfkernels`), millions of lines a second; other paths are Python.
+and a .vf file keep), with mate scores (-no-mate) or scores beyond a bound (-max-score), before
+ply K (-min-ply), and repeats of a position already kept (-dedupe: board, side to move, castling
+and en passant). -shuffle writes a uniform random permutation (a bucketed shuffle: records spread
+over temporary files at random, each shuffled in memory), the same for the same -seed. Text to
+.bf (with the score filters and -shuffle only) goes through a kernel (`tuner.formats.bfkernels`),
+millions of lines a second, and so does .vf to .bf with any filter but -dedupe
+(`tuner.formats.virikernels`); other paths are Python.
 """
 
 import argparse
@@ -24,21 +27,27 @@ from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 from .records import MATE_SCORE, Record, fen_ply
 
-FORMATS = (".txt", ".bf", ".epd")
+FORMATS = (".txt", ".bf", ".vf", ".epd")
+BINARY = (".bf", ".vf")
 BUCKET_RECORDS = 1 << 21  # records a shuffle bucket holds on average (memory bound)
-BYTES_PER_RECORD = {".txt": 70, ".bf": 32, ".epd": 80}  # to size the buckets
+BYTES_PER_RECORD = {".txt": 70, ".bf": 32, ".vf": 4, ".epd": 80}  # to size the buckets
 
 EXAMPLES = """examples:
   wasp-tune data convert runs/dg/data.txt data.bf -shuffle       # for bullet
   wasp-tune data convert data.bf back.txt                        # positions as the mover sees them
   wasp-tune data convert runs/dg/data.txt tune.epd -no-check -no-capture -no-mate -min-ply 16
   wasp-tune data convert runs/dg/data.txt clean.txt -dedupe -shuffle -seed 7
+  wasp-tune data convert runs/dg/data.txt runs/dg/data.vf        # viriformat, game by game
+  wasp-tune data convert runs/dg/data.vf data.bf -min-ply 16 -no-check -no-capture -shuffle
 
 Formats by extension: .txt bullet's text ('FEN | score | result', White's view; its side
 record X.moves, 'game ply move', is read and written beside it), .bf bulletformat's 32-byte
 ChessBoard (side to move's view: no side to move, castling, en passant or move counters, so
 .bf -> .txt gives White-to-move positions), .epd labelled EPD ('FEN4 hmvc H; fmvn F; ce S;
-c9 "1-0";', ce from the side to move's view; the Texel tuner reads it).
+c9 "1-0";', ce from the side to move's view; the Texel tuner reads it), .vf viriformat
+(Viridithas's games, header and 4 bytes a move, as bullet's ViriBinpackLoader reads them: .txt
+with its .moves converts to it and back record for record; its games are renumbered from 0 in
+file order; -shuffle cannot write it, as it keeps games whole).
 
 exit codes: 0 ok, 1 a file that cannot be used (the message names it and the record),
 2 a bad command line
@@ -102,6 +111,7 @@ class Filters:
     no_mate: bool = False
     min_ply: int = 0
     dedupe: bool = False
+    max_score: int | None = None  # drop positions with |score| above this
 
     @property
     def need_board(self) -> bool:
@@ -142,6 +152,10 @@ def _io(ext):
         from .bulletformat import BfWriter, read_bf
 
         return read_bf, BfWriter
+    if ext == ".vf":
+        from .viriformat import ViriWriter, read_viri
+
+        return read_viri, ViriWriter
     from .labelled_epd import EpdWriter, read_epd
 
     return read_epd, EpdWriter
@@ -159,6 +173,9 @@ def open_writer(path):
 def _keep(r: Record, f: Filters, seen: KeySet, stats: ConvertStats, src) -> bool:
     if f.no_mate and r.is_mate_score:
         stats.drop("mate score")
+        return False
+    if f.max_score is not None and abs(r.score) > f.max_score:
+        stats.drop("score")
         return False
     if f.min_ply:
         ply = r.ply
@@ -179,7 +196,8 @@ def _keep(r: Record, f: Filters, seen: KeySet, stats: ConvertStats, src) -> bool
         if f.no_capture:
             if r.move is None:
                 raise ConvertError(f"{src}: -no-capture needs the move played, which only a "
-                                   f".txt file's side record (X.moves beside X.txt) keeps")
+                                   f".txt file's side record (X.moves beside X.txt) and a .vf "
+                                   f"file keep")
             move = chess.Move.from_uci(r.move)
             if move.promotion or board.is_capture(move):
                 stats.drop("capture or promotion")
@@ -211,6 +229,8 @@ def convert(src, dst, filters: Filters | None = None, shuffle: bool = False, see
     kind(src), kind(dst)
     if os.path.abspath(src) == os.path.abspath(dst):
         raise ConvertError(f"{dst}: the output would overwrite the input")
+    if kind(dst) == ".vf":
+        _check_games(src, shuffle)
     stats = ConvertStats()
     seen = KeySet()
     bar = tqdm(unit=" rec", unit_scale=True, disable=not progress, desc="convert")
@@ -222,11 +242,11 @@ def convert(src, dst, filters: Filters | None = None, shuffle: bool = False, see
             if _keep(r, filters, seen, stats, src):
                 yield r
 
-    fast = kind(src) == ".txt" and kind(dst) == ".bf" and not (
-        filters.need_board or filters.min_ply or filters.dedupe)
+    fast = kind(dst) == ".bf" and not filters.dedupe and (
+        kind(src) == ".vf" or kind(src) == ".txt" and not (filters.need_board or filters.min_ply))
     try:
         if fast:
-            _txt_to_bf(src, dst, filters, shuffle, seed, stats, bar)
+            _to_bf(src, dst, filters, shuffle, seed, stats, bar)
             return stats
         with open_writer(dst) as w:
             if not shuffle:
@@ -277,20 +297,48 @@ def _shuffled(records, writer, src, seed, stats) -> None:
                 stats.written += 1
 
 
-def _txt_to_bf(src, dst, filters, shuffle, seed, stats, bar) -> None:
-    """Text to .bf by the kernel, a chunk of lines at a time (-no-mate and -shuffle on the
-    record arrays): the path for files of millions of positions."""
+def _check_games(src, shuffle) -> None:
+    """ConvertError unless `src` keeps games whole with their moves, as a .vf file needs."""
+    from .bullettext import side_path
+
+    if shuffle:
+        raise ConvertError("-shuffle cannot write .vf: viriformat keeps games whole (shuffle "
+                           "when converting to .bf; the trainer shuffles .vf itself)")
+    if kind(src) in (".bf", ".epd") or (kind(src) == ".txt" and
+                                         not os.path.exists(side_path(src))):
+        where = f"its side record {side_path(src)}" if kind(src) == ".txt" else "it"
+        raise ConvertError(f"{src}: viriformat keeps the moves played, and {where} has none "
+                           f"(a .txt file keeps them in X.moves beside it)")
+
+
+def _to_bf(src, dst, filters, shuffle, seed, stats, bar) -> None:
+    """Text or .vf to .bf by the kernels, a chunk at a time (.vf: every filter in the kernel;
+    text: the score filters and -shuffle on the record arrays): the path for files of millions
+    of positions."""
     from .bulletformat import DTYPE, encode_text
 
     def chunks():
+        if kind(src) == ".vf":
+            from .viriformat import decode_boards
+
+            for batch in decode_boards(src, filters):
+                stats.read += batch.read
+                bar.update(batch.read)
+                if batch.read > len(batch.boards):
+                    stats.drop("filter", batch.read - len(batch.boards))
+                yield batch.boards.view(DTYPE).reshape(len(batch.boards))
+            return
         for recs in encode_text(src):
             stats.read += len(recs)
             bar.update(len(recs))
-            if filters.no_mate:
-                mate = np.abs(recs["score"].astype(np.int64)) >= MATE_SCORE
-                if mate.any():
-                    stats.drop("mate score", int(mate.sum()))
-                recs = recs[~mate]
+            scores = np.abs(recs["score"].astype(np.int64))
+            for why, cap in (("mate score", MATE_SCORE - 1 if filters.no_mate else None),
+                             ("score", filters.max_score)):
+                if cap is not None:
+                    out = scores > cap
+                    if out.any():
+                        stats.drop(why, int(out.sum()))
+                    recs, scores = recs[~out], scores[~out]
             yield recs
 
     with open(dst, "wb") as out:
@@ -300,7 +348,7 @@ def _txt_to_bf(src, dst, filters, shuffle, seed, stats, bar) -> None:
                 stats.written += len(recs)
             return
         rng = np.random.default_rng(seed)
-        n_buckets = max(1, -(-(os.path.getsize(src) // BYTES_PER_RECORD[".txt"])
+        n_buckets = max(1, -(-(os.path.getsize(src) // BYTES_PER_RECORD[kind(src)])
                              // BUCKET_RECORDS))
         with tempfile.TemporaryDirectory(prefix="wasp-shuffle-",
                                          dir=os.path.dirname(os.path.abspath(dst))) as tmp:
@@ -330,8 +378,9 @@ def _spread(batch, files, rng) -> None:
 def build_parser():
     ap = argparse.ArgumentParser(
         prog="wasp-tune data convert", epilog=EXAMPLES,
-        description="Convert self-play data between bullet's text (.txt), bulletformat (.bf) "
-                    "and labelled EPD (.epd), filtering and shuffling when asked.",
+        description="Convert self-play data between bullet's text (.txt), bulletformat (.bf), "
+                    "viriformat (.vf) and labelled EPD (.epd), filtering and shuffling when "
+                    "asked.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("input", metavar="IN")
     ap.add_argument("output", metavar="OUT")
@@ -346,6 +395,8 @@ def build_parser():
     flag("no-capture", action="store_true",
          help="drop positions whose move played is a capture or a promotion")
     flag("no-mate", action="store_true", help="drop mate scores (|score| >= 32000)")
+    flag("max-score", type=int, default=None, metavar="CP",
+         help="drop positions with |score| above CP")
     flag("min-ply", type=int, default=0, metavar="K", help="drop positions before ply K")
     flag("quiet", action="store_true", help="no progress bar")
     return ap
@@ -355,6 +406,7 @@ def main(argv=None) -> int:
     from .bulletformat import BulletFormatError
     from .bullettext import TextFormatError
     from .labelled_epd import EpdFormatError
+    from .viriformat import ViriFormatError
 
     prog = "wasp-tune data convert"
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
@@ -364,15 +416,19 @@ def main(argv=None) -> int:
         return fail(prog, e, EXIT_USAGE)
     if args.min_ply < 0:
         return fail(prog, "-min-ply must not be negative", EXIT_USAGE)
-    problem = file_problem(args.input, text=kind(args.input) != ".bf", empty_ok=True)
+    if args.max_score is not None and args.max_score < 0:
+        return fail(prog, "-max-score must not be negative", EXIT_USAGE)
+    problem = file_problem(args.input, text=kind(args.input) not in BINARY, empty_ok=True)
     if problem:
         return fail(prog, problem, EXIT_INPUT)
     filters = Filters(no_check=args.no_check, no_capture=args.no_capture,
-                      no_mate=args.no_mate, min_ply=args.min_ply, dedupe=args.dedupe)
+                      no_mate=args.no_mate, min_ply=args.min_ply, dedupe=args.dedupe,
+                      max_score=args.max_score)
     try:
         stats = convert(args.input, args.output, filters, args.shuffle, args.seed,
                         progress=not args.quiet)
-    except (ConvertError, TextFormatError, BulletFormatError, EpdFormatError) as e:
+    except (ConvertError, TextFormatError, BulletFormatError, EpdFormatError,
+            ViriFormatError) as e:
         return fail(prog, e, EXIT_INPUT)
     except OSError as e:
         return fail(prog, f"{e.filename}: {e.strerror}", EXIT_INPUT)

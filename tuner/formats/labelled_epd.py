@@ -5,7 +5,7 @@ move counters as EPD opcodes: ``FEN4 hmvc H; fmvn F; ce S; c9 "1-0";``. ``ce`` i
 centipawn evaluation, from the side to move's view; ``c9`` is the game's result.
 """
 
-from wasp.epd import parse_line
+from wasp.epd import numbered_lines, parse_line
 
 from .records import RESULT_PGN, Record, check_score
 
@@ -47,15 +47,11 @@ def parse_epd(line: str) -> Record:
 
 def read_epd(path):
     """The records of a labelled EPD file, in order (blank and '#' lines skipped)."""
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            try:
-                yield parse_epd(s)
-            except ValueError as e:
-                raise EpdFormatError(f"{path}:{n}: {e}") from None
+    for n, line in numbered_lines(path):
+        try:
+            yield parse_epd(line)
+        except ValueError as e:
+            raise EpdFormatError(f"{path}:{n}: {e}") from None
 
 
 class EpdWriter:

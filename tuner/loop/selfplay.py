@@ -1,8 +1,9 @@
-"""Games for labelled sets and for SPRTs, played by the match runner (`testing.run_match`).
+"""Games for labelled sets and for SPRTs, played by the match runner (`testing.plan_match`,
+`testing.run_match`).
 
 Each match runs in its own run directory; a run directory that already holds games is resumed
-(``-resume``), so a killed match loses nothing. A ``done.json`` beside it marks a match that
-finished.
+with its stored settings, so a killed match loses nothing. A ``done.json`` beside it marks a
+match that finished.
 """
 
 import json
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 from contextlib import nullcontext
+from dataclasses import replace
 
 from tuner.shipped import DATA_DIR
 from wasp.engine import EMPTY
@@ -20,13 +22,15 @@ DONE = "done.json"
 
 
 def wasp_engine(name, params="", hash_mb=16):
-    """`-engine` tokens for our engine run by this Python (``python -m wasp.cli``) with the
-    hand-written evaluation these sets tune: `params`, or "" for its built-in weights (not
-    the engine's default net)."""
-    tokens = ["-engine", f"cmd={sys.executable}", "arg=-m", "arg=wasp.cli", f"name={name}",
-              f"option.Hash={hash_mb}", "startup=300"]  # a loaded machine may compile
-    tokens.append(f"option.EvalFile={os.path.abspath(params) if params else EMPTY}")
-    return tokens
+    """Our engine run by this Python (``python -m wasp.cli``), as a `testing.EngineConfig`
+    without limits, with the hand-written evaluation these sets tune: `params`, or "" for its
+    built-in weights (not the engine's default net)."""
+    from testing import EngineConfig
+
+    return EngineConfig(cmd=sys.executable, name=name, args=["-m", "wasp.cli"],
+                        options={"Hash": str(hash_mb),
+                                 "EvalFile": os.path.abspath(params) if params else EMPTY},
+                        startup=300.0)  # a loaded machine may compile
 
 
 def warm_kernels(quiet=False):
@@ -36,13 +40,13 @@ def warm_kernels(quiet=False):
     subprocess.run([sys.executable, "-m", "wasp.cli", "warmup"], stdout=out, check=True)
 
 
-def limit_tokens(nodes=0, tc=""):
-    """`-each` limit tokens: fixed nodes per move or a time control."""
+def limits(nodes=0, tc=""):
+    """Every engine's limits: fixed nodes per move or a time control (its text)."""
     if tc:
-        return [f"tc={tc}"]
+        return {"tc": tc}
     if nodes <= 0:
         raise ValueError("give nodes > 0 or a time control")
-    return [f"nodes={nodes}"]
+    return {"nodes": nodes}
 
 
 def match_done(out_dir) -> bool:
@@ -54,74 +58,83 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
               variant="standard"):
     """Play (or resume) a match in ``out_dir/match``, its PGN in ``out_dir/games.pgn``.
 
-    `engines` is a list of `-engine` token lists; with `repeat` the games are colour-swapped
-    pairs (`games` rounded up to whole pairs), else each game has its own opening; `sprt` is
-    None or a dict of ``-sprt`` settings (elo0, elo1, ...); ``variant="fischerandom"`` plays
-    Chess960 (from the 960 starts unless `openings`). The kernels are warmed first and
-    our engines get a long start-up limit (`wasp_engine`), so a loaded machine does not make
-    them miss the runner's timeout. Returns the run directory; RuntimeError when it fails.
+    `engines` is a list of `testing.EngineConfig` (`wasp_engine`'s, or any other: the limits
+    fill in those it does not set itself); with `repeat` the games are colour-swapped pairs
+    (`games` rounded up to whole pairs), else each game has its own opening; `sprt` is None or
+    a dict of `testing.config.SprtConfig` settings (elo0, elo1, ...);
+    ``variant="fischerandom"`` plays Chess960 (from the 960 starts unless `openings`). The
+    kernels are warmed first and our engines get a long start-up limit (`wasp_engine`), so a
+    loaded machine does not make them miss the runner's timeout. Returns the run directory;
+    RuntimeError when it fails.
     """
+    from testing import plan_match
     from testing import run_match as play
 
     os.makedirs(out_dir, exist_ok=True)
     rundir = os.path.join(out_dir, "match")
     pgn = os.path.join(out_dir, "games.pgn")
     warm_kernels(quiet)
-    argv = match_arguments(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed,
-                           sprt, repeat, adjudicate, log, variant)
-    if not quiet:  # the runner reads the openings and starts the engines before its first line
+    if os.path.exists(os.path.join(rundir, "games.sqlite")):
+        log(f"resuming the match in {rundir}")
+        plan = plan_match(None, rundir, session={"concurrency": concurrency, "progress": False})
+    else:
+        config = match_config(pgn, engines, games, nodes, tc, concurrency, openings, seed,
+                              sprt, repeat, adjudicate, variant)
+        plan = plan_match(config, rundir)
+    if not quiet:  # the runner starts the engines before its first line
         log(f"starting the match: {len(engines)} engines, {concurrency} games at a time")
     with open(os.devnull, "w") if quiet else nullcontext(sys.stdout) as out:
-        result = play(argv, out=out)
+        result = play(plan, out=out)
     if result.status == 130:
         raise KeyboardInterrupt
     if not result.ok:
         raise RuntimeError(f"the match in {rundir} failed: {result.error}")
     with open(os.path.join(out_dir, DONE), "w", encoding="utf-8") as f:
-        json.dump({"rundir": rundir, "pgn": pgn, "arguments": argv}, f, indent=2)
+        json.dump({"rundir": rundir, "pgn": pgn, "config": plan.config.to_dict()}, f,
+                  indent=2)
     return rundir
 
 
-def match_arguments(rundir, pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt,
-                    repeat, adjudicate, log, variant="standard"):
-    """``wasp-match``'s arguments for the match `run_match` plays (or resumes)."""
-    cmd = []
-    if os.path.exists(os.path.join(rundir, "games.sqlite")):
-        cmd += ["-resume", rundir, "-concurrency", str(concurrency)]
-        log(f"resuming the match in {rundir}")
-    else:
-        for e in engines:
-            cmd += e
-        cmd += ["-each", *limit_tokens(nodes, tc)]
-        if repeat:
-            cmd += ["-rounds", str(max(1, (games + 1) // 2)), "-repeat"]
-        else:
-            cmd += ["-rounds", str(max(1, games))]
-        if variant != "standard":
-            cmd += ["-variant", variant]
-            openings = openings or CHESS960_OPENINGS
-        cmd += ["-concurrency", str(concurrency), "-srand", str(seed),
-                "-openings", f"file={openings or DEFAULT_OPENINGS}", "order=random",
-                "-pgnout", pgn, "-rundir", rundir, "-recover", "-ratinginterval", "0"]
-        if adjudicate:
-            cmd += ["-draw", "movenumber=40", "movecount=8", "score=10",
-                    "-resign", "movecount=4", "score=1000", "-maxmoves", "200"]
-        if sprt:
-            cmd += ["-sprt", *[f"{k}={v}" for k, v in sprt.items()]]
-    cmd += ["-progress", "off"]
-    return cmd
+def match_config(pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt, repeat,
+                 adjudicate, variant="standard"):
+    """The `testing.MatchConfig` of the match `run_match` plays (not planned yet)."""
+    from testing import MatchConfig
+    from testing.config import OpeningsConfig, SprtConfig
+    from testing.game import DrawAdjudication, ResignAdjudication
+
+    each = limits(nodes, tc)
+    players, seen = [], {}
+    for e in engines:  # each limit the engine does not set; names made unique (wasp, wasp-2)
+        e = replace(e, **{k: v for k, v in each.items() if getattr(e, k) is None})
+        seen[e.name] = seen.get(e.name, 0) + 1
+        players.append(e if seen[e.name] == 1 else replace(e, name=f"{e.name}-{seen[e.name]}"))
+    if variant != "standard":
+        openings = openings or CHESS960_OPENINGS
+    config = MatchConfig(
+        engines=players, rounds=max(1, (games + 1) // 2) if repeat else max(1, games),
+        games=2 if repeat else 1, repeat=repeat, variant=variant, concurrency=concurrency,
+        srand=seed, openings=OpeningsConfig(os.path.abspath(openings or DEFAULT_OPENINGS),
+                                            order="random"),
+        pgnout=os.path.abspath(pgn), recover=True, ratinginterval=0, progress=False)
+    if adjudicate:
+        config.draw = DrawAdjudication(movenumber=40, movecount=8, score=10)
+        config.resign = ResignAdjudication(movecount=4, score=1000)
+        config.maxmoves = 200
+    if sprt:
+        config.sprt = SprtConfig(**{k: v if k == "model" else float(v) for k, v in sprt.items()})
+    return config
 
 
 def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed=1,
              params="", others=(), quiet=False, log=print, variant="standard"):
-    """Self-play games of our engine (two instances, or against `others`' -engine tokens).
+    """Self-play games of our engine (two instances, or against `others`).
 
     Each game starts from its own opening (no colour-swapped pairs: two instances of a
-    deterministic engine would play the same game twice). With `others`, our engine plays a
-    round robin with them, `games` games per encounter. Returns the PGN path.
+    deterministic engine would play the same game twice). With `others` (EngineConfigs), our
+    engine plays a round robin with them, `games` games per encounter. Returns the PGN path.
     """
     engines = [wasp_engine("wasp", params)]
-    engines += [list(o) for o in others] if others else [wasp_engine("wasp", params)]
+    engines += list(others) if others else [wasp_engine("wasp", params)]
     run_match(out_dir, engines, games, nodes=nodes, tc=tc, concurrency=concurrency,
               openings=openings, seed=seed, repeat=False, quiet=quiet, log=log,
               variant=variant)

@@ -12,14 +12,19 @@ EXAMPLES = """examples:
   wasp-tune nnue train ~/wasp-data/*.bf -o nets/a.nnue -epochs 20
   wasp-tune nnue train positions.txt -o nets/b.nnue -hidden 256 -lr-schedule cosine
   wasp-tune nnue train data.txt -o nets/c.nnue -mirror -epochs 100 -lr-schedule cosine -wdl 0
+  wasp-tune nnue train runs/dg/data.vf -o nets/d.nnue -min-ply 16 -no-check -no-capture \
+      -max-score 10000                                    # viriformat, filtered as bullet's
   wasp-tune nnue train -resume nets/a.nnue.run            # continue a stopped run
   wasp-tune nnue train -resume nets/a.nnue.run -epochs 30 # or train it for longer
 
-DATA: bullet text lines 'FEN | score | result' (White's view; result 1.0, 0.5 or 0.0) or
-bulletformat .bf files (32-byte records, side-to-move relative). A text file of 16 MB or more
-gets a binary cache beside it (FILE.bfcache). With the side record of wasp-tune datagen beside
-every data file (X.moves beside X.txt or X.bf, 'game ply move' line for line) the validation set
-is whole games, otherwise random contiguous blocks.
+DATA: bullet text lines 'FEN | score | result' (White's view; result 1.0, 0.5 or 0.0),
+bulletformat .bf files (32-byte records, side-to-move relative) or viriformat .vf files
+(Viridithas's games, replayed as they are read; -min-ply, -no-check, -no-capture and -max-score
+filter them as bullet's binpack loaders do, and read no other kind of file). A text file of 16
+MB or more gets a binary cache beside it (FILE.bfcache). With the side record of wasp-tune
+datagen beside every data file (X.moves beside X.txt or X.bf, 'game ply move' line for line),
+or with .vf files, which hold their games, the validation set is whole games, otherwise random
+contiguous blocks.
 
 Target: wdl * result + (1 - wdl) * sigmoid(score / 400), loss (sigmoid(out) - target)^2, AdamW
 (decay 0.01) with weights clipped to +-1.98, batches of 16,384. The run directory (-dir,
@@ -42,7 +47,7 @@ def build_parser():
                        description="Train a (768 -> N)x2 -> 1 SCReLU net on bullet Chess768 "
                                    "inputs and write it in bullet's quantised layout.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("data", nargs="*", help="bullet text or .bf files")
+    t.add_argument("data", nargs="*", help="bullet text, .bf or viriformat .vf files")
     t.add_argument("-o", "--output", "-output", help="the net file to write (NET.nnue)")
     t.add_argument("-dir", "--dir", help="the run directory (default NET.run)")
     t.add_argument("-resume", "--resume", metavar="DIR", help="continue the run in DIR")
@@ -76,17 +81,48 @@ def build_parser():
                    help="threads (default 2; the result does not depend on it)")
     t.add_argument("-no-cache", "--no-cache", action="store_true",
                    help="neither read nor write the .bfcache of big text files")
+    t.add_argument("-min-ply", "--min-ply", type=int, default=0, metavar="K",
+                   help=".vf data: drop positions before ply K (default 0)")
+    t.add_argument("-no-check", "--no-check", action="store_true",
+                   help=".vf data: drop positions with the side to move in check")
+    t.add_argument("-no-capture", "--no-capture", action="store_true",
+                   help=".vf data: drop positions whose move played is a capture, en passant "
+                        "or a promotion")
+    t.add_argument("-max-score", "--max-score", type=int, default=None, metavar="CP",
+                   help=".vf data: drop positions with |score| above CP (mates are +-32000)")
     t.add_argument("-quiet", "--quiet", action="store_true", help="no progress output")
     return ap
 
 
 def _check_data(paths):
-    from .data import is_bf
+    from .data import is_binary
 
     for path in paths:
-        problem = file_problem(path, text=not is_bf(path))
+        problem = file_problem(path, text=not is_binary(path))
         if problem:
             raise UsageError(f"data file {problem}", EXIT_INPUT)
+
+
+def _data(args) -> list:
+    """The run's data entries: paths, or with a filter flag {"path", "filter"} for each (all
+    .vf files, which the filter reads)."""
+    from tuner.formats import is_viri
+
+    paths = [str(Path(p)) for p in args.data]
+    if args.min_ply < 0:
+        raise UsageError("-min-ply must not be negative")
+    if args.max_score is not None and args.max_score < 0:
+        raise UsageError("-max-score must not be negative")
+    flt = {"min_ply": args.min_ply, "no_check": args.no_check, "no_capture": args.no_capture,
+           "max_score": args.max_score}
+    if flt == {"min_ply": 0, "no_check": False, "no_capture": False, "max_score": None}:
+        return paths
+    other = [p for p in paths if not is_viri(p)]
+    if other:
+        raise UsageError(f"-min-ply, -no-check, -no-capture and -max-score filter viriformat "
+                         f"(.vf) data; {other[0]} is not (filter it with 'wasp-tune data "
+                         f"convert')")
+    return [{"path": p, "filter": flt} for p in paths]
 
 
 def _start(args, argv):
@@ -113,7 +149,7 @@ def _start(args, argv):
     if not args.output:
         raise UsageError("-o NET.nnue is required")
     _check_data(args.data)
-    config = Config(data=[str(Path(p)) for p in args.data], output=args.output,
+    config = Config(data=_data(args), output=args.output,
                     hidden=args.hidden, epochs=args.epochs or 10, batch_size=args.batch_size,
                     lr=args.lr, lr_schedule=args.lr_schedule, lr_gamma=args.lr_gamma,
                     lr_step=args.lr_step, lr_final=args.lr_final, wdl=args.wdl,

@@ -1,8 +1,9 @@
 """Training positions for the net trainer: bulletformat `ChessBoard` records (layout, reader and
 writer in `tuner.formats.bulletformat`, the text parser in `tuner.formats.bfkernels`, shared with
-datagen) from bullet text or `.bf` files, their Chess768 features and the datagen game of each. Big
-text files get a binary cache beside them (`FILE.bfcache`, plain records) so a second run skips the
-parsing.
+datagen) from bullet text, `.bf` or viriformat `.vf` files (its games replayed by
+`tuner.formats.decode_boards`, filtered as bullet's binpack loaders filter), their Chess768
+features and the datagen game of each. Big text files get a binary cache beside them
+(`FILE.bfcache`, plain records) so a second run skips the parsing.
 """
 
 import os
@@ -23,7 +24,11 @@ from tuner.formats import (  # noqa: F401 (the record layout, for the trainer an
     OFF_RESULT,
     OFF_SCORE,
     BulletFormatError,
+    Filters,
+    ViriFormatError,
+    decode_boards,
     encode_text,
+    is_viri,
     load_bf,
     pack,
     save_bf,
@@ -153,14 +158,43 @@ def is_bf(path) -> bool:
     return str(path).lower().endswith((".bf", CACHE_SUFFIX))
 
 
+def is_binary(path) -> bool:
+    """A `.bf` (or its cache) or viriformat `.vf` file: records, not text lines."""
+    return is_bf(path) or is_viri(path)
+
+
+def source(entry) -> tuple[str, Filters | None]:
+    """(path, filter) of a data entry: a path, or {"path": ..., "filter": {Filters' fields}}
+    for a viriformat file read through a filter (as a run's settings keep it)."""
+    if isinstance(entry, dict):
+        return str(entry["path"]), Filters(**entry["filter"]) if entry.get("filter") else None
+    return str(entry), None
+
+
+def load_viri(path, filters: Filters | None = None, progress=False):
+    """(records uint8 [n, 32], game int64 [n]) of a viriformat file: its games replayed (by
+    `tuner.formats.decode_boards`, whose batches a streaming reader takes one at a time), the
+    positions that pass `filters` kept; DataError names the file, game and move of a bad one."""
+    try:
+        batches = list(decode_boards(str(path), filters, progress=progress))
+    except ViriFormatError as e:
+        raise DataError(str(e)) from None
+    if not batches:
+        return np.empty((0, RECORD), dtype=np.uint8), np.empty(0, dtype=np.int64)
+    return (np.concatenate([b.boards for b in batches]),
+            np.concatenate([b.games for b in batches]))
+
+
 def load_file(path, progress=False, cache=True) -> np.ndarray:
     """Records of one data file: `.bf` read as is, text parsed (through its cache if big)."""
     from wasp.exitcodes import file_problem
 
     path = str(path)
-    problem = file_problem(path, text=not is_bf(path))
+    problem = file_problem(path, text=not is_binary(path))
     if problem:
         raise DataError(f"data file {problem}")
+    if is_viri(path):
+        return load_viri(path, progress=progress)[0]
     if is_bf(path):
         return read_bf(path)
     cached = path + CACHE_SUFFIX
@@ -243,15 +277,29 @@ class Dataset:
 
 
 def load(paths, progress=False, cache=True) -> Dataset:
-    """The records of every file in `paths` (text or `.bf`), in order."""
+    """The records of every entry of `paths` (text, `.bf` or `.vf` files; a `.vf` through its
+    filter, see `source`), in order. A viriformat file's games are its own."""
+    from wasp.exitcodes import file_problem
+
     boards, games, files = [], [], []
     all_games = True
     offset = 0
-    for path in paths:
-        b = load_file(path, progress, cache)
+    for entry in paths:
+        path, filters = source(entry)
+        if is_viri(path):
+            problem = file_problem(path, text=False)
+            if problem:
+                raise DataError(f"data file {problem}")
+            b, g = load_viri(path, filters, progress)
+            if filters is not None and not len(b):
+                raise DataError(f"{path}: no position passes the filter")
+        else:
+            if filters is not None:
+                raise DataError(f"{path}: the filter reads viriformat (.vf) files only")
+            b = load_file(path, progress, cache)
+            g = game_ids(path, len(b))
         boards.append(b)
-        files.append((str(path), len(b)))
-        g = game_ids(path, len(b))
+        files.append((path, len(b)))
         if g is None:
             all_games = False
         elif len(g):

@@ -52,6 +52,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from wasp.paramfile import finite_number
+
 ALPHA = 0.602
 GAMMA = 0.101
 A_RATIO = 0.1
@@ -122,12 +124,9 @@ def parse_params(text: str, source: str = "<input>") -> list[Param]:
         nums = []
         for what, f in zip(("start", "min", "max", "c_end", "r_end"), fields[2:], strict=True):
             try:
-                x = float(f)
-            except ValueError:
-                raise bad(f"{what} is not a number: {f!r}") from None
-            if not math.isfinite(x):
-                raise bad(f"{what} is not finite: {f!r}")
-            nums.append(x)
+                nums.append(finite_number(f))
+            except ValueError as e:
+                raise bad(f"{what} is {e}: {f!r}") from None
         start, lo, hi, c_end, r_end = nums
         if kind == "int":
             for what, x in (("start", start), ("min", lo), ("max", hi)):

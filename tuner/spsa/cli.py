@@ -99,10 +99,14 @@ EMIT_STARTUP = 300  # seconds --emit-params waits for an engine without startup=
 SPSA_VALUE_FLAGS = {"-iterations", "-pairs", "-in-flight", "-alpha", "-gamma", "-a-ratio", "-o"}
 
 
+def is_flag(tok: str) -> bool:
+    """A flag ends the items of -params and -then-sprt: a word starting with '-' that is not
+    KEY=VALUE."""
+    return tok.startswith("-") and "=" not in tok
+
+
 def split_argv(argv: list[str]):
     """(PARAMS file or None, SPSA settings, --emit-params, -params globs, runner argv)."""
-    from testing.args import is_flag
-
     params_file = None
     own: dict = {}
     emit = False
@@ -143,40 +147,47 @@ def split_argv(argv: list[str]):
     return params_file, own, emit, globs, rest
 
 
-def _number(own, key, cast, default, lo):
+def _number(own, key, cast, default, lo, where=""):
+    """own[key] as a number of at least `lo` (`default` when absent); UsageError naming
+    `where` (default -KEY)."""
     if key not in own:
         return default
+    where = where or f"-{key}"
     try:
         x = cast(own[key])
     except ValueError:
-        raise UsageError(f"-{key}: expected a number, got {own[key]!r}") from None
+        raise UsageError(f"{where}: expected a number, got {own[key]!r}") from None
     if not x >= lo:
-        raise UsageError(f"-{key}: must be at least {lo}, got {x}")
+        raise UsageError(f"{where}: must be at least {lo}, got {x}")
     return x
 
 
-def _engine_raw(raw: dict) -> None:
-    """The one -engine becomes the run's two engines, plus (theta + c) and minus."""
-    engines = raw.get("engines") or []
-    if len(engines) != 1:
-        raise UsageError(f"give exactly one -engine (the engine tuned), got {len(engines)}")
-    e = engines[0]
-    base = e.get("name") or os.path.basename(str(e.get("cmd", "engine")))
-    raw["engines"] = [{**e, "name": f"{base}-plus"}, {**e, "name": f"{base}-minus"}]
+def plus_and_minus(cfg) -> None:
+    """The one engine of `cfg` (a MatchConfig) becomes the run's two engines, plus (theta + c)
+    and minus."""
+    import copy
+
+    if len(cfg.engines) != 1:
+        raise UsageError(f"give exactly one -engine (the engine tuned), got {len(cfg.engines)}")
+    e = cfg.engines[0]
+    cfg.engines = [copy.deepcopy(e) for _ in range(2)]
+    for engine, side in zip(cfg.engines, ("plus", "minus"), strict=True):
+        engine.name = f"{e.name}-{side}"
 
 
 def cmd_emit(globs, own, rest) -> int:
-    from testing.args import engine_config, parse_args
+    import testing
 
     from .run import emit_params, read_options
 
-    raw = parse_args(rest)
-    if len(raw.get("engines") or []) != 1:
+    # a one-off that searches nothing: no limits needed, and a long wait for a slow start
+    # (the command line's own -each and -engine items come after these)
+    defaults = ["-each", "nodes=1", f"startup={EMIT_STARTUP}"]
+    config = testing.read_flags([*defaults, *rest], count_engines=False).config
+    engines = config.engines if config is not None else []  # none with -resume
+    if len(engines) != 1:
         raise UsageError("--emit-params: give exactly one -engine")
-    e, each = raw["engines"][0], raw.get("each") or {}
-    if "startup" not in e and "startup" not in each:  # a one-off: wait for a slow start
-        e = {**e, "startup": EMIT_STARTUP}
-    cfg = engine_config(0, {"nodes": 1, **e}, each)
+    cfg = engines[0]
     out = own.get("o")
     if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
         raise UsageError(f"-o {out}: directory does not exist")
@@ -193,26 +204,26 @@ def cmd_emit(globs, own, rest) -> int:
 
 
 def cmd_run(params_file, own, rest) -> int:
-    from testing.args import load_config_file, merge, parse_args, prepare_raw
+    import testing
     from testing.tournament import stop_on_sigterm
 
     from .run import SpsaRun, SpsaSettings
 
-    raw = parse_args(rest)
-    if "config" in raw:  # its engine and settings, under the command line's
-        raw = merge(load_config_file(str(raw.pop("config"))), raw)
-    resume = "resume" in raw
+    flags = testing.read_flags(rest, count_engines=False)  # the match runner's flags
+    resume = flags.resume
     if resume:
         if params_file or own:
             raise UsageError("-resume: PARAMS and -iterations/-pairs/... cannot be given: "
                              "the run's settings are read from its directory")
+        plan = testing.plan_match(None, flags.rundir, session=flags.session, spsa=True)
     else:
         if not params_file:
             raise UsageError("no PARAMS file given (wasp-tune spsa PARAMS.txt ...; "
                              "--emit-params writes one)")
-        _engine_raw(raw)
-    cfg, rundir, resume = prepare_raw(raw, spsa=True)
-    then_sprt, sprt_pairs, sprt_limits = (_then_sprt(own, raw) if not resume
+        plus_and_minus(flags.config)
+        plan = testing.plan_match(flags.config, flags.rundir, new=True)
+    cfg, rundir = plan.config, plan.rundir
+    then_sprt, sprt_pairs, sprt_limits = (_then_sprt(own, rest, cfg) if not resume
                                           else (None, 0, None))
     if resume:
         run = SpsaRun.open(rundir, cfg)
@@ -258,29 +269,36 @@ def cmd_run(params_file, own, rest) -> int:
     return code
 
 
-def _then_sprt(own: dict, raw: dict):
-    """-then-sprt's settings, checked as wasp-match checks -sprt: (SprtConfig fields, pairs)."""
-    from dataclasses import asdict
+def _then_sprt(own: dict, rest: list[str], cfg):
+    """-then-sprt's settings, checked as wasp-match checks -sprt, and its limits as -each checks
+    them (`rest`: the runner's flags; `cfg`: the run's MatchConfig): (SprtConfig fields, pairs,
+    limits or None)."""
+    from dataclasses import asdict, replace
 
-    from testing.args import build_config, to_int
+    import testing
 
     d = dict(own.pop("then-sprt", None) or {})
     if not d:
         return None, SPRT_PAIRS, None
-    pairs = to_int("-then-sprt: pairs", d.pop("pairs", SPRT_PAIRS), lo=1)
+    pairs = _number(d, "pairs", int, SPRT_PAIRS, 1, "-then-sprt: pairs")
+    d.pop("pairs", None)
     limits = {k: d.pop(k) for k in LIMIT_KEYS if k in d}
     try:
-        sprt = build_config({**raw, "sprt": d}).sprt
-    except Exception as e:  # the runner's UsageError, named for this flag
-        raise UsageError(str(e).replace("-sprt", "-then-sprt"), getattr(e, "code", 2)) from None
+        items = [f"{k}={v}" for k, v in d.items()]
+        sprt = testing.read_flags([*rest, "-sprt", *items], count_engines=False).config.sprt
+        replace(cfg, sprt=sprt).validate()
+    except testing.UsageError as e:  # the runner's message, named for this flag
+        raise UsageError(str(e).replace("-sprt", "-then-sprt"), e.code) from None
     if limits:  # checked as -each checks them; they replace the run's limits
-        each = {k: v for k, v in (raw.get("each") or {}).items() if k not in LIMIT_KEYS}
+        e = cfg.engines[0]
+        where = [f"cmd={e.cmd}", *([f"dir={e.dir}"] if e.dir else [])]
         try:
-            engine = build_config({**raw, "each": {**each, **limits}}).engines[0]
-        except Exception as e:
-            why = re.sub(r"^-engine #\d+ \([^)]*\): ", "", str(e))
-            raise UsageError(f"-then-sprt: {why}", getattr(e, "code", 2)) from None
+            engine = testing.read_engine([*where, *(f"{k}={v}" for k, v in limits.items())])
+        except testing.UsageError as err:
+            why = re.sub(r"^-engine #\d+ \([^)]*\): ", "", str(err))
+            raise UsageError(f"-then-sprt: {why}", err.code) from None
         limits = {k: getattr(engine, k) for k in LIMIT_KEYS}
+        limits["tc"] = str(limits["tc"]) if limits["tc"] is not None else None  # as saved
     return asdict(sprt), pairs, limits or None
 
 

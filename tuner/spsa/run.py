@@ -20,11 +20,13 @@ import time
 from dataclasses import asdict, dataclass
 
 from testing.config import MatchConfig
-from testing.engine import EngineConfig, EngineError, UciOption, make_engine
+from testing.engine import EngineConfig, make_engine
 from testing.executor import ExecutorError, make_executor
 from testing.openings import OpeningBook, OpeningSequence
+from testing.process import EngineError
 from testing.schedule import GameSpec, PairSpec
 from testing.store import RunStore
+from testing.uci import UciOption
 from testing.worker import PairTask
 from wasp.atomicfile import write_text
 
@@ -389,21 +391,19 @@ def sprt_config(run: SpsaRun, theta) -> MatchConfig:
 
 def run_sprt(run: SpsaRun, theta) -> int:
     """Play (or resume) the SPRT in RUNDIR/sprt with the match runner; its exit status."""
-    from testing.match import run_match
+    from testing import plan_match, run_match
     from testing.store import DB_NAME
 
     rundir = os.path.join(run.rundir, SPRT_DIR)
-    resume = os.path.exists(os.path.join(rundir, DB_NAME))
     cfg = sprt_config(run, theta)
-    if resume:  # the saved settings, with this session's concurrency and progress
-        saved = RunStore(rundir)
-        old = MatchConfig.from_dict(saved.get_meta("config"))
-        saved.close()
-        old.concurrency, old.progress = cfg.concurrency, cfg.progress
-        cfg = old
     print(f"SPRT of the tuned values against the start values: {rundir}", file=run.out,
           flush=True)
-    return run_match(cfg, rundir, out=run.out, err=run.err).status
+    if os.path.exists(os.path.join(rundir, DB_NAME)):  # as saved, with this session's pace
+        plan = plan_match(None, rundir, session={"concurrency": cfg.concurrency,
+                                                 "progress": cfg.progress})
+    else:
+        plan = plan_match(cfg, rundir)
+    return run_match(plan, out=run.out, err=run.err).status
 
 
 class SpsaReader:
@@ -480,12 +480,10 @@ class SpsaReader:
 
     def updated(self) -> float:
         """When the run last wrote (its store or params.csv), 0.0 if never."""
+        from testing.rundir import last_write
         from testing.store import DB_NAME
 
-        names = (DB_NAME, DB_NAME + "-wal", PARAMS_CSV)
-        times = [os.path.getmtime(p) for p in (os.path.join(self.rundir, n) for n in names)
-                 if os.path.exists(p)]
-        return max(times, default=0.0)
+        return last_write(self.rundir, (DB_NAME, DB_NAME + "-wal", PARAMS_CSV))
 
     def resume_command(self) -> str:
         return f"wasp-tune spsa -resume {self.rundir}"

@@ -6,12 +6,13 @@ shares (`TuningRun`)."""
 from wasp.lazyimport import face
 
 __all__, __getattr__, __dir__ = face(__name__, {
+    "cli": "add_set_flags",
     "kernels": "unpack_row",
     "methods": ("ADAM BINARY METHODS GradientState gradient_epoch select_matching select_weights "
                "tune_parameter"),
     "objective": "Scorer error fit_k set_threads",
-    "positions": ("DataError PositionSet has_mate_score load load_epd load_many pack_board "
-                 "pack_fen row_to_fen"),
+    "positions": ("DataError PositionSet has_mate_score load load_epd load_many load_set "
+                 "pack_board pack_fen row_to_fen"),
     "rows": "R_CASTLE R_SIDE ROW_WIDTH",
     "run": "Run RunConfig SplitRun TuningReader history passes",
     "sparse": "LinearObjective LinearSet gradient linear_scores sparse_traces weight_layout",

@@ -41,16 +41,22 @@ ERROR_EXAMPLES = """examples:
 """
 
 
-def _add_data_flags(p):
-    p.add_argument("data", nargs="*", help="EPD, PGN or parquet files (PGN: every position "
-                                          "after -skip-plies, labelled with the game's result; "
-                                          "parquet: columns fen and result)")
+def add_set_flags(p):
+    """The flags that read a labelled set (`positions.load_set`): -skip-bad, -skip-plies and
+    -limit, on a parser or a group."""
     p.add_argument("-skip-bad", action="store_true",
                    help="skip bad lines (counted and summarised) instead of stopping")
     p.add_argument("-skip-plies", type=int, default=8,
                    help="PGN: plies skipped at the start of each game (default 8)")
     p.add_argument("-limit", type=int, default=0,
                    help="use only the first N positions (0: all)")
+
+
+def _add_data_flags(p):
+    p.add_argument("data", nargs="*", help="EPD, PGN or parquet files (PGN: every position "
+                                          "after -skip-plies, labelled with the game's result; "
+                                          "parquet: columns fen and result)")
+    add_set_flags(p)
     p.add_argument("-threads", "-concurrency", type=int, default=2,
                    help="worker threads (default 2; results do not depend on it)")
 
@@ -116,19 +122,15 @@ def _error_flags(p):
 
 
 def _load_set(args):
-    from .positions import DataError, load_many
+    from .positions import DataError, load_set
 
     if not args.data:
         raise CliError("no data files given", EXIT_USAGE)
     check_files(args.data, "data file")
     try:
-        ps = load_many(args.data, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
+        ps = load_set(args.data, args.skip_bad, args.skip_plies, args.limit)
     except DataError as e:
-        raise CliError(f"{e} (use --skip-bad to skip bad lines)") from None
-    if args.limit:
-        ps = ps.subset(slice(0, args.limit))
-    if len(ps) == 0:
-        raise CliError(f"no positions in {', '.join(args.data)}")
+        raise CliError(e) from None
     print(f"data: {ps.summary()}")
     return ps
 

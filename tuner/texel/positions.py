@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wasp.atomicfile import replacing
-from wasp.epd import parse_line
+from wasp.epd import numbered_lines, parse_line
 
 from .rows import NO_EP, R_CASTLE, R_EP, R_SIDE, ROW_WIDTH
 
@@ -190,26 +190,24 @@ def _bad_line(path, lineno, why, line, skip_bad, out):
 
 def load_epd(path, skip_bad=False, validate=True) -> PositionSet:
     """Positions and results of an EPD file (see the module docstring for the result forms)."""
-    rows, results, bad = [], [], []
-    lines = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            try:
-                row, r = parse_epd_line(s)
-            except ValueError as e:
-                _bad_line(path, lineno, e, line, skip_bad, bad)
-                continue
-            rows.append(row)
-            results.append(r)
-            lines.append((lineno, line))
-    return _position_set(path, rows, results, lines, bad, skip_bad, validate)
+    items = ((n, line, line) for n, line in numbered_lines(path))
+    return _position_set(path, items, parse_epd_line, skip_bad, validate)
 
 
-def _position_set(path, rows, results, lines, bad, skip_bad, validate) -> PositionSet:
-    """The set of parsed rows, less those whose side not to move is in check (when validating)."""
+def _position_set(path, items, parse, skip_bad, validate) -> PositionSet:
+    """The set of the (number, line, what `parse` reads) `items` that `parse` turns into
+    (packed row, result), less those whose side not to move is in check (when validating); a
+    bad one is `_bad_line`, named by its number and line."""
+    rows, results, bad, kept = [], [], [], []
+    for number, line, what in items:
+        try:
+            row, r = parse(what)
+        except (TypeError, ValueError) as e:
+            _bad_line(path, number, e, line, skip_bad, bad)
+            continue
+        rows.append(row)
+        results.append(r)
+        kept.append((number, line))
     rows = np.array(rows, dtype=np.uint8).reshape(-1, ROW_WIDTH)
     results = np.array(results, dtype=np.float64)
     if validate and len(rows):
@@ -217,8 +215,8 @@ def _position_set(path, rows, results, lines, bad, skip_bad, validate) -> Positi
 
         illegal = illegal_rows(rows)
         for k in np.nonzero(illegal)[0]:
-            lineno, line = lines[k]
-            _bad_line(path, lineno, "the side not to move is in check", line, skip_bad, bad)
+            number, line = kept[k]
+            _bad_line(path, number, "the side not to move is in check", line, skip_bad, bad)
         keep = ~illegal
         rows, results = rows[keep], results[keep]
     return PositionSet(rows, results, len(bad), [str(path)], bad[:10])
@@ -243,22 +241,18 @@ def load_parquet(path, skip_bad=False, validate=True) -> PositionSet:
     missing = [c for c in ("fen", "result") if c not in df.columns]
     if missing:
         raise DataError(f"{path}: no column {', '.join(missing)} (a set needs fen and result)")
-    rows, results, bad, lines = [], [], [], []
     pairs = zip(df["fen"].tolist(), df["result"].tolist(), strict=True)
-    for rowno, (fen, result) in enumerate(pairs, 1):
-        line = f"{fen} [{result}]"
-        try:
-            r = float(result)
-            if r not in (0.0, 0.5, 1.0):
-                raise ValueError(f"result {result!r} is not 1, 0.5 or 0")
-            row = pack_fen(str(fen))
-        except (TypeError, ValueError) as e:
-            _bad_line(path, rowno, e, line, skip_bad, bad)
-            continue
-        rows.append(row)
-        results.append(r)
-        lines.append((rowno, line))
-    return _position_set(path, rows, results, lines, bad, skip_bad, validate)
+    items = ((n, f"{fen} [{result}]", (fen, result)) for n, (fen, result) in enumerate(pairs, 1))
+    return _position_set(path, items, _parquet_row, skip_bad, validate)
+
+
+def _parquet_row(pair):
+    """(packed row, result) of a parquet row (fen, result)."""
+    fen, result = pair
+    r = float(result)
+    if r not in (0.0, 0.5, 1.0):
+        raise ValueError(f"result {result!r} is not 1, 0.5 or 0")
+    return pack_fen(str(fen)), r
 
 
 # ---------------------------------------------------------------------------
@@ -380,3 +374,18 @@ def load(path, skip_bad=False, skip_plies=8, cache_dir=None, use_cache=True) -> 
 def load_many(paths, **kwargs) -> PositionSet:
     """Load and concatenate several files."""
     return PositionSet.concat(load(p, **kwargs) for p in paths)
+
+
+def load_set(paths, skip_bad=False, skip_plies=8, limit=0) -> PositionSet:
+    """The positions of `paths` (`load_many`), the first `limit` of them when given, as the
+    tools' command lines take a labelled set: DataError naming a bad line (with the flag that
+    skips it) or saying that none is left."""
+    try:
+        ps = load_many(paths, skip_bad=skip_bad, skip_plies=skip_plies)
+    except DataError as e:
+        raise DataError(f"{e} (use -skip-bad to skip bad lines)") from None
+    if limit:
+        ps = ps.subset(slice(0, limit))
+    if len(ps) == 0:
+        raise DataError(f"no positions in {', '.join(map(str, paths))}")
+    return ps

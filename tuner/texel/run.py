@@ -561,9 +561,9 @@ class TuningReader:
 
     def updated(self) -> float:
         """When the run last wrote a file (0.0 if never)."""
-        times = [os.path.getmtime(p) for p in (os.path.join(self.dir, n) for n in self.FILES)
-                 if os.path.exists(p)]
-        return max(times, default=0.0)
+        from testing.rundir import last_write
+
+        return last_write(self.dir, self.FILES)
 
     def start_weights(self) -> np.ndarray:
         state = self.state()

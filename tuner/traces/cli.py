@@ -1,11 +1,12 @@
 """`wasp-tune trace`: tune the terms of any engine's linear evaluation from its trace."""
 
-import argparse
 import os
 import sys
 import textwrap
 import time
 
+from tuner.texel import add_set_flags
+from wasp.cliargs import ArgumentParser
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, CliError, fail, file_problem
 
 EXAMPLES = """examples:
@@ -37,61 +38,56 @@ class _Fail(Exception):
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="wasp-tune trace",
         description=textwrap.fill("Texel tuning of any engine's linear evaluation from a "
                                   "trace: K, then full-batch Adam (or Wasp's per-term binary "
                                   "search) over the terms.", 79),
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXAMPLES)
     ap.add_argument("trace", nargs="?", help="the training trace (docs/traces.md)")
-    ap.add_argument("-dir", "--dir", default="", help="the run directory")
-    ap.add_argument("-resume", "--resume", default="", metavar="DIR",
+    ap.add_argument("-dir", default="", help="the run directory")
+    ap.add_argument("-resume", default="", metavar="DIR",
                     help="go on with the run in DIR (its settings and traces are reused)")
-    ap.add_argument("-method", "--method", default="adam", choices=["adam", "binary"],
+    ap.add_argument("-method", default="adam", choices=["adam", "binary"],
                     help="adam: full-batch gradient descent over all chosen terms (default); "
                          "binary: Wasp's per-term binary search on integer values")
-    ap.add_argument("-valid-data", "--valid-data", default="", metavar="TRACE",
+    ap.add_argument("-valid-data", default="", metavar="TRACE",
                     help="a validation trace with the same terms: params.txt keeps the values "
                          "of its lowest E, and the run stops after -patience passes without "
                          "a gain")
-    ap.add_argument("-params", "--params", nargs="+", default=[], metavar="GLOB",
+    ap.add_argument("-params", nargs="+", default=[], metavar="GLOB",
                     help="terms to tune by name or glob ('pst_*', 'knight.eg'); '!GLOB' "
                          "leaves those out; default all")
-    ap.add_argument("-k", "--k", type=float, default=0.0, help="K (default: fitted)")
-    ap.add_argument("-lr", "--lr", type=float, default=1.0,
+    ap.add_argument("-k", type=float, default=0.0, help="K (default: fitted)")
+    ap.add_argument("-lr", type=float, default=1.0,
                     help="adam: learning rate in centipawns (default 1)")
-    ap.add_argument("-epochs", "--epochs", type=int, default=100,
+    ap.add_argument("-epochs", type=int, default=100,
                     help="adam: full-batch steps a pass (default 100)")
-    ap.add_argument("-max-passes", "--max-passes", type=int, default=0,
+    ap.add_argument("-max-passes", type=int, default=0,
                     help="passes (default adam 50, binary 10)")
-    ap.add_argument("-patience", "--patience", type=int, default=3,
+    ap.add_argument("-patience", type=int, default=3,
                     help="stop after N passes without a lower validation E (default 3; 0: "
                          "never)")
-    ap.add_argument("-float", "--float", dest="as_float", action="store_true",
+    ap.add_argument("-float", dest="as_float", action="store_true",
                     help="write values with decimals (default: rounded to integers)")
-    ap.add_argument("-no-check", "--no-check", action="store_true",
+    ap.add_argument("-no-check", action="store_true",
                     help="tune even when the start values do not reproduce EVAL")
-    ap.add_argument("-no-cache", "--no-cache", action="store_true",
+    ap.add_argument("-no-cache", action="store_true",
                     help="parse the trace text, not the binary cache beside it")
-    ap.add_argument("-top", "--top", type=int, default=10,
+    ap.add_argument("-top", type=int, default=10,
                     help="terms that moved most to print (default 10)")
-    ap.add_argument("-threads", "--threads", type=int, default=2,
+    ap.add_argument("-threads", type=int, default=2,
                     help="worker threads (default 2; results do not depend on it)")
-    ap.add_argument("-quiet", "--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("-quiet", action="store_true", help="no progress bar")
     w = ap.add_argument_group("writing Wasp-Py's own trace")
-    w.add_argument("-write", "--write", nargs="+", default=[], metavar="DATA",
+    w.add_argument("-write", nargs="+", default=[], metavar="DATA",
                    help="labelled positions (EPD, PGN or parquet) to trace with Wasp-Py's "
                         "evaluation instead of tuning (with -o)")
     w.add_argument("-o", "--output", default="", metavar="TRACE", help="the trace to write")
-    w.add_argument("-init", "--init", default="",
+    w.add_argument("-init", default="",
                    help="the parameters to trace with, the terms' start values (default: the "
                         "built-in ones)")
-    w.add_argument("-skip-bad", "--skip-bad", action="store_true",
-                   help="skip bad data lines instead of stopping")
-    w.add_argument("-skip-plies", "--skip-plies", type=int, default=8,
-                   help="PGN: plies skipped at the start of each game (default 8)")
-    w.add_argument("-limit", "--limit", type=int, default=0,
-                   help="trace only the first N positions (0: all)")
+    add_set_flags(w)
     return ap
 
 
@@ -128,7 +124,7 @@ def _check(tr, no_check):
 
 def write(args):
     """--write: Wasp-Py's own evaluation of a labelled set as a trace."""
-    from tuner.texel import DataError, load_many
+    from tuner.texel import DataError, load_set
     from wasp.exitcodes import check_files, check_params_file
 
     from .wasp_eval import write_wasp_trace
@@ -146,13 +142,9 @@ def write(args):
     check_files(args.write, "data file")
     W = check_params_file(args.init)
     try:
-        ps = load_many(args.write, skip_bad=args.skip_bad, skip_plies=args.skip_plies)
+        ps = load_set(args.write, args.skip_bad, args.skip_plies, args.limit)
     except DataError as e:
-        raise _Fail(f"{e} (use -skip-bad to skip bad lines)") from None
-    if args.limit:
-        ps = ps.subset(slice(0, args.limit))
-    if len(ps) == 0:
-        raise _Fail(f"no positions in {', '.join(args.write)}")
+        raise _Fail(e) from None
     print(f"data: {ps.summary()}")
     t = time.time()
     n = write_wasp_trace(args.output, ps, W, threads=args.threads, progress=not args.quiet)

@@ -853,24 +853,21 @@ def labelled_boards(path):
     result forms `wasp.epd.result_in` reads)."""
     import chess
 
-    from wasp.epd import parse_line
+    from wasp.epd import numbered_lines, parse_line
 
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            try:
-                epd = parse_line(line)
-            except ValueError:
-                raise TraceError(f"{path}:{n}: expected a FEN and a result") from None
-            if epd is None:
-                continue
-            result = epd.result()
-            if result is None:
-                raise TraceError(f"{path}:{n}: expected a FEN and a result")
-            try:
-                board = chess.Board(epd.position + " 0 1")
-            except ValueError as e:
-                raise TraceError(f"{path}:{n}: {e}") from None
-            yield board, result
+    for n, line in numbered_lines(path):
+        try:
+            epd = parse_line(line)
+        except ValueError:
+            epd = None
+        result = None if epd is None else epd.result()
+        if result is None:
+            raise TraceError(f"{path}:{n}: expected a FEN and a result")
+        try:
+            board = chess.Board(epd.position + " 0 1")
+        except ValueError as e:
+            raise TraceError(f"{path}:{n}: {e}") from None
+        yield board, result
 
 
 def write_board_trace(path, terms, positions, features, evaluate=None, progress=False) -> int:

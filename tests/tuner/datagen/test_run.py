@@ -20,6 +20,7 @@ from tuner.datagen.run import (
     GAMES_FILE,
     SIDE_FILE,
     STATE_FILE,
+    VIRI_FILE,
     DatagenConfig,
     DatagenRun,
     SelfPlay,
@@ -242,6 +243,48 @@ def test_sigkill_then_resume_gives_the_uninterrupted_run(tmp_path, small_run):
         assert (rundir / name).read_bytes() == open(small_run.file(name), "rb").read(), name
 
 
+@pytest.fixture(scope="module")
+def viri_run(tmp_path_factory):
+    """small_run's settings with the viriformat data format."""
+    run = DatagenRun.create(str(tmp_path_factory.mktemp("dgv") / "run"), DatagenConfig(**SMALL),
+                            data_format="viriformat")
+    generate(run, progress=False)
+    return run
+
+
+def test_a_viriformat_run_holds_the_text_runs_positions(viri_run, small_run, tmp_path):
+    assert not os.path.exists(viri_run.file(DATA_FILE))
+    assert viri_run.data_file == viri_run.file(VIRI_FILE)
+    fields = lambda r: (r.fen, r.score, r.result, r.move, r.ply, r.game)  # noqa: E731
+    assert [fields(r) for r in read_records(viri_run.path)] == \
+        [fields(r) for r in read_records(small_run.path)]
+    assert cli.main(["data", "convert", small_run.file(DATA_FILE), str(tmp_path / "t.vf"),
+                     "-quiet"]) == 0
+    assert open(viri_run.file(VIRI_FILE), "rb").read() == (tmp_path / "t.vf").read_bytes()
+    assert open(viri_run.file(GAMES_FILE)).read() == open(small_run.file(GAMES_FILE)).read()
+    assert read_run(viri_run.path)["files"]["data"] == VIRI_FILE
+    positions = viri_run.state["stats"]["positions"]
+    assert os.path.getsize(viri_run.file(VIRI_FILE)) < 5 * positions  # about 4.3 bytes each
+
+
+def test_sigkill_then_resume_a_viriformat_run(tmp_path, viri_run):
+    rundir = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "tuner.cli", "datagen", "-dir", str(rundir), "-quiet",
+           "-games", "5", "-nodes", "200", "-start-nodes", "100", "-seed", "3",
+           "-format", "viriformat"]
+    done = kill_after_first_game(cmd, rundir)
+    assert 1 <= done < 5
+    with open(rundir / VIRI_FILE, "ab") as f:  # a game cut off mid-write
+        f.write(open(viri_run.file(VIRI_FILE), "rb").read()[:50])
+    r = subprocess.run([sys.executable, "-m", "tuner.cli", "datagen", "-resume", str(rundir),
+                        "-quiet"], env=_env(), cwd=str(ROOT), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for name in (VIRI_FILE, GAMES_FILE):
+        assert (rundir / name).read_bytes() == open(viri_run.file(name), "rb").read(), name
+    assert not (rundir / DATA_FILE).exists()
+    assert "data.vf" in r.stdout
+
+
 def test_more_processes_give_the_same_data(tmp_path, small_run):
     run = DatagenRun.create(str(tmp_path / "c2"), DatagenConfig(**SMALL))
     generate(run, concurrency=2, progress=False)
@@ -282,6 +325,8 @@ def test_command_line_errors(tmp_path, capsys, small_run):
     assert "-nodes" in capsys.readouterr().err
     assert cli.main(["datagen", "-resume", str(tmp_path / "nothing")]) == 1
     assert "not a datagen run" in capsys.readouterr().err
+    assert cli.main(["datagen", "-resume", small_run.path, "-format", "viriformat"]) == 2
+    assert "-format" in capsys.readouterr().err
     assert cli.main(["datagen", "-dir", str(tmp_path / "y"), "-openings",
                      str(tmp_path / "no.epd")]) == 1
     assert "no such file" in capsys.readouterr().err

@@ -68,13 +68,13 @@ def test_stockfish_scores_are_whites_and_agree_with_material(sf_run):
 @pytest.mark.parametrize("fen", ["3qk3/8/8/8/8/8/8/4K3 w - - 0 1",
                                  "3qk3/8/8/8/8/8/8/4K3 b - - 0 1"])
 def test_a_won_position_for_black_scores_negative_whichever_side_is_to_move(tmp_path, fen):
-    from tuner.datagen.cli import engine_dict
+    from tuner.datagen import uci_engine
 
     book = tmp_path / "book.epd"
     book.write_text(fen + "\n")
     run = DatagenRun.create(str(tmp_path / "r"), DatagenConfig(
         games=1, nodes=300, random_plies=0, openings=str(book), start_bound=100000,
-        win_score=500, win_plies=2, uci=engine_dict([f"cmd={STOCKFISH}", "option.Threads=1"],
+        win_score=500, win_plies=2, uci=uci_engine([f"cmd={STOCKFISH}", "option.Threads=1"],
                                                     300)))
     generate(run, progress=False)
     recs = list(read_records(run.path))
@@ -168,7 +168,7 @@ def test_dask_workers_play_the_games_and_the_lead_writes_the_same_run(tmp_path, 
     (None, 3, False, -MATE_SCORE), (None, -2, True, -MATE_SCORE), (None, -2, False, MATE_SCORE),
     (None, None, True, None)])
 def test_a_uci_score_is_whites_with_mates_clamped(score, mate, white, expected):
-    from testing.engine import SearchResult
+    from testing.driver import SearchResult
     from tuner.datagen.run import uci_white_score
 
     assert uci_white_score(SearchResult("e2e4", 0.0, score=score, mate=mate), white) == expected

@@ -1,7 +1,9 @@
 """Training runs: a planted target learnt, tiny data, exact resume, the split, the command line."""
 
 import json
+import random
 
+import chess
 import numpy as np
 import pytest
 
@@ -102,6 +104,68 @@ def test_cli_trains_a_net_from_text(tmp_path, capsys):
                       "-quiet"]) == 1
     assert capsys.readouterr().err.strip() == (f"wasp-tune nnue train: error: data file "
                                                f"{data}: no such file")
+
+
+def random_games_as_text(path, games=12, seed=3):
+    """Random legal games as datagen writes them: text lines and their .moves side record."""
+    rng = random.Random(seed)
+    lines, side = [], []
+    for g in range(games):
+        board, result = chess.Board(), rng.choice(["1.0", "0.5", "0.0"])
+        for _ in range(rng.randint(20, 60)):
+            move = rng.choice(list(board.legal_moves))
+            lines.append(f"{board.fen()} | {rng.randint(-600, 600)} | {result}\n")
+            side.append(f"{g} {board.ply()} {move.uci()}\n")
+            board.push(move)
+            if board.is_game_over():
+                break
+    path.write_text("".join(lines))
+    path.with_suffix(".moves").write_text("".join(side))
+    return path
+
+
+def test_a_vf_file_trains_the_net_its_text_trains(tmp_path):
+    text = random_games_as_text(tmp_path / "d.txt")
+    vf = tmp_path / "d.vf"
+    assert wasp_tune(["data", "convert", str(text), str(vf), "-quiet"]) == 0
+    nets = []
+    for data in (text, vf):
+        out = tmp_path / f"{data.suffix[1:]}.nnue"
+        assert wasp_tune(["nnue", "train", str(data), "-o", str(out), "-hidden", "8",
+                          "-epochs", "2", "-batch-size", "64", "-valid", "0.2", "-quiet"]) == 0
+        nets.append(out.read_bytes())
+        meta = json.loads((tmp_path / f"{out.name}.json").read_text())
+        assert meta["positions"]["split"] == "by game"
+    assert nets[0] == nets[1]
+
+
+def test_the_filter_flags_read_vf_files_and_stay_with_the_run(tmp_path, capsys):
+    text = random_games_as_text(tmp_path / "d.txt")
+    vf = tmp_path / "d.vf"
+    assert wasp_tune(["data", "convert", str(text), str(vf), "-quiet"]) == 0
+    flags = ["-min-ply", "10", "-no-check", "-no-capture", "-max-score", "400"]
+    kept = tmp_path / "kept.txt"
+    assert wasp_tune(["data", "convert", str(vf), str(kept), *flags, "-quiet"]) == 0
+    out = tmp_path / "f.nnue"
+    assert wasp_tune(["nnue", "train", str(vf), "-o", str(out), "-hidden", "4", "-epochs", "1",
+                      *flags, "-quiet"]) == 0
+    meta = json.loads((tmp_path / "f.nnue.json").read_text())
+    positions = len(kept.read_text().splitlines())
+    assert 0 < positions < len(text.read_text().splitlines())
+    assert meta["data"] == [{"path": str(vf), "positions": positions}]
+    assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "2",
+                      "-quiet"]) == 0
+    assert wasp_tune(["nnue", "train", "-resume", str(out) + ".run", "-epochs", "3",
+                      "-min-ply", "4", "-quiet"]) == 2
+    assert "-min-ply cannot change with -resume" in capsys.readouterr().err
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(tmp_path / "t.nnue"), "-no-check",
+                      "-quiet"]) == 2
+    assert "viriformat" in capsys.readouterr().err
+    bad = tmp_path / "bad.vf"
+    bad.write_bytes(vf.read_bytes()[:-2])
+    assert wasp_tune(["nnue", "train", str(bad), "-o", str(tmp_path / "b.nnue"), "-quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ends inside game" in err[0]
 
 
 def test_cli_bad_line_is_one_message_with_file_and_line(tmp_path, capsys):

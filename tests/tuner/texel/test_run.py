@@ -118,7 +118,7 @@ def test_help_shows_an_example(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     out = capsys.readouterr().out
-    assert "wasp-tune run positions.epd" in out and "--resume" in out
+    assert "wasp-tune run positions.epd" in out and "-resume runs/a" in out
     assert "data" in cli.build_parser()._subparsers._group_actions[0].choices
 
 
