@@ -444,43 +444,74 @@ def acc_update(S, NN):
             NN[record + PLY_COMPUTED + p] = 1
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _two_rows(NN, n, acc, dst, r1, plus1, r2, plus2):
+    """NN[acc:acc + n] (and NN[dst:dst + n], when dst >= 0) = the accumulator with row r1
+    and, when r2 >= 0, row r2 added (plus) or taken: one pass for two rows."""
+    a, w1 = NN[acc:acc + n], NN[r1:r1 + n]
+    if r2 < 0:
+        w2 = w1[:0]
+    else:
+        w2 = NN[r2:r2 + n]
+    if dst >= 0:
+        d = NN[dst:dst + n]
+    else:
+        d = a
+    if r2 < 0:
+        if plus1:
+            for i in range(n):
+                d[i] = a[i] = a[i] + w1[i]
+        else:
+            for i in range(n):
+                d[i] = a[i] = a[i] - w1[i]
+    elif plus1 and plus2:
+        for i in range(n):
+            d[i] = a[i] = a[i] + w1[i] + w2[i]
+    elif plus1 != plus2:
+        add, sub = (w1, w2) if plus1 else (w2, w1)
+        for i in range(n):
+            d[i] = a[i] = a[i] + add[i] - sub[i]
+    else:
+        for i in range(n):
+            d[i] = a[i] = a[i] - w1[i] - w2[i]
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def finny_refresh(S, NN, perspective, bucket, mirror_, dst):
     """NN[dst:dst + N] = the accumulator of `perspective` (king in `bucket`, `mirror_`) for
-    the current pieces, from the finny table's entry for that bucket and half: the pieces
-    that differ from the entry's are added or taken, then the entry holds the current ones."""
+    the current pieces, from the finny table's entry for that bucket and half: the rows of
+    the pieces that differ from the entry's are added or taken two a pass (the last pass
+    writing dst too), then the entry holds the current ones."""
     n = np.int64(NN[NN_HIDDEN])
     off = nn_offsets(NN)
     entry = off[OFF_FINNY] + ((perspective * NN[NN_BUCKETS] + bucket) * 2
                               + (1 if mirror_ else 0)) * off[OFF_FINNY_STRIDE]
     boards = NN[entry:entry + 48].view(np.uint64)
     acc = entry + FINNY_BOARDS
-    a = NN[acc:acc + n]
     base = off[OFF_L0W] + FEATURES * bucket * n
     bb = S.bb
+    pending, pending_plus = np.int64(-1), True  # a row not yet applied
     for piece in range(12):
         now = bb[piece]
         before = boards[piece]
-        added = now & ~before
-        while added:
-            sq = lsb(added)
-            added &= added - U64(1)
-            row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
-            w = NN[row:row + n]
-            for i in range(n):
-                a[i] += w[i]
-        taken = before & ~now
-        while taken:
-            sq = lsb(taken)
-            taken &= taken - U64(1)
-            row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
-            w = NN[row:row + n]
-            for i in range(n):
-                a[i] -= w[i]
+        for plus in (True, False):
+            diff = now & ~before if plus else before & ~now
+            while diff:
+                sq = lsb(diff)
+                diff &= diff - U64(1)
+                row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
+                if pending < 0:
+                    pending, pending_plus = row, plus
+                else:
+                    _two_rows(NN, n, acc, np.int64(-1), pending, pending_plus, row, plus)
+                    pending = np.int64(-1)
         boards[piece] = now
-    d = NN[dst:dst + n]
-    for i in range(n):
-        d[i] = a[i]
+    if pending >= 0:
+        _two_rows(NN, n, acc, dst, pending, pending_plus, np.int64(-1), True)
+    else:
+        a, d = NN[acc:acc + n], NN[dst:dst + n]
+        for i in range(n):
+            d[i] = a[i]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
