@@ -12,9 +12,10 @@ weights (int16, and float32 seen through views), the accumulator stack, the finn
 output layers' scratch (`general_layout`).
 
 `acc_make` runs after `make_move` and writes the child's accumulators from the parent's with
-the move's few rows added and subtracted; taking a move back costs nothing (the parent's are
-still below it in the stack). A null move copies them. `acc_refresh` computes them from the
-pieces: the search does it once at the root. With king buckets a king move that changes its
+the move's few rows added and subtracted (KIND_GENERAL: records the move, and `acc_update`
+applies it when an evaluation asks); taking a move back costs nothing (the parent's are still
+below it in the stack). A null move copies them. `acc_refresh` computes them from the pieces:
+the search does it once at the root. With king buckets a king move that changes its
 side's bucket or half of the board changes all of that side's rows: that side's accumulator
 then comes from the finny table (Stockfish's AccumulatorCaches), one accumulator for each
 perspective, bucket and half, kept with the pieces it was computed for, so only the pieces
