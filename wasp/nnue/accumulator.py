@@ -12,9 +12,10 @@ weights (int16, and float32 seen through views), the accumulator stack, the finn
 output layers' scratch (`general_layout`).
 
 `acc_make` runs after `make_move` and writes the child's accumulators from the parent's with
-the move's few rows added and subtracted; taking a move back costs nothing (the parent's are
-still below it in the stack). A null move copies them. `acc_refresh` computes them from the
-pieces: the search does it once at the root. With king buckets a king move that changes its
+the move's few rows added and subtracted (KIND_GENERAL: records the move, and `acc_update`
+applies it when an evaluation asks); taking a move back costs nothing (the parent's are still
+below it in the stack). A null move copies them. `acc_refresh` computes them from the pieces:
+the search does it once at the root. With king buckets a king move that changes its
 side's bucket or half of the board changes all of that side's rows: that side's accumulator
 then comes from the finny table (Stockfish's AccumulatorCaches), one accumulator for each
 perspective, bucket and half, kept with the pieces it was computed for, so only the pieces
@@ -67,16 +68,24 @@ NN_CRELU = 6  # 1: CReLU, 0: SCReLU
 NN_LAYERS = 7  # 1: example 4's pairwise product, L1, L2 and output
 NN_QA, NN_QB, NN_SCALE = 8, 9, 10
 NN_L1, NN_L2 = 11, 12  # example 4's layer widths a bucket
+NN_CHUNK = 13  # > 0: the output layer's products fit in int16 and this many of them in an
+#                int32 sum (`wasp.nnue.network`); 0: int64 throughout
 # ... the slot of each region, int64 through a view of NN[NN_OFFSETS:NN_OFFSETS + 48] ...
 NN_OFFSETS = 16
 OFF_L0W, OFF_L0B, OFF_L1W, OFF_L1B, OFF_L2W, OFF_L2B, OFF_L3W, OFF_L3B = range(8)
-OFF_ACC, OFF_FINNY, OFF_SCRATCH, OFF_FINNY_STRIDE = range(8, 12)
-N_OFFSETS = 12
+OFF_ACC, OFF_FINNY, OFF_SCRATCH, OFF_FINNY_STRIDE, OFF_PLIES = range(8, 13)
+N_OFFSETS = 13
 # ... and the bucket of each king square (as its own side sees the board).
-NN_TABLE = 64
-GENERAL_HEADER = 128
+NN_TABLE = 96
+GENERAL_HEADER = 160
 FINNY_BOARDS = 64  # slots of a finny entry before its accumulator: 12 uint64 bitboards
 SCRATCH = 256  # slots of example 4's scratch: 16 int64, 16 and 32 float64
+# KIND_GENERAL's record of each ply: is each perspective's accumulator computed, must it be
+# refreshed (its king changed bucket or half), and what the move put down and took away.
+PLY_COMPUTED = 0  # + perspective
+PLY_REFRESH = 2  # + perspective
+PLY_CHANGES = 4  # eight slots: (piece, square) added twice, taken twice (EMPTY: none)
+PLY_SLOTS = 16
 
 
 def offsets(hidden: int):
@@ -132,7 +141,8 @@ def general_layout(arch) -> dict:
         sizes += [("l1w", k * n * l1), ("l1b", 2 * k * l1), ("l2w", 2 * k * l2 * l1),
                   ("l2b", 2 * k * l2), ("l3w", 2 * k * l2), ("l3b", 2 * k)]
     stride = FINNY_BOARDS + _aligned(n)
-    sizes += [("acc", STACK * 2 * n), ("finny", 2 * b * 2 * stride), ("scratch", SCRATCH)]
+    sizes += [("acc", STACK * 2 * n), ("finny", 2 * b * 2 * stride), ("scratch", SCRATCH),
+              ("plies", STACK * PLY_SLOTS)]
     layout, slot = {}, GENERAL_HEADER
     for name, size in sizes:
         layout[name] = slot
@@ -140,6 +150,27 @@ def general_layout(arch) -> dict:
     layout["finny_stride"] = stride
     layout["size"] = slot
     return layout
+
+
+INT16_MAX, INT32_MAX = 32767, 2**31 - 1
+MAX_CHUNK = 4096  # beyond any N
+
+
+def narrow_chunk(arch, l1w) -> int:
+    """How many of the output layer's terms an int32 sum holds exactly, when each product
+    clamp(x, 0, qa) * w fits in int16 (0 when it does not, or when fewer than 16 terms fit):
+    the whole of a perspective's N when qa^2 (SCReLU; qa for CReLU) times the largest sum of
+    |w| over one bucket's half of l1w fits in int32, as with any trained net, else as many
+    terms as fit at the largest |w|."""
+    w = np.abs(np.asarray(l1w, dtype=np.int64)).reshape(arch.output_buckets, 2, arch.hidden)
+    qa, top = arch.qa, max(1, int(w.max()))
+    if qa * top > INT16_MAX:
+        return 0
+    unit = qa * qa if arch.activation == "screlu" else qa
+    if unit * int(w.sum(axis=2).max()) <= INT32_MAX:
+        return arch.hidden
+    chunk = min(INT32_MAX // (unit * top), MAX_CHUNK)
+    return chunk - chunk % 16 if chunk >= 16 else 0
 
 
 def _general_nn(net: QuantisedNet) -> np.ndarray:
@@ -153,9 +184,11 @@ def _general_nn(net: QuantisedNet) -> np.ndarray:
     NN[NN_QA], NN[NN_QB], NN[NN_SCALE] = a.qa, a.qb, a.scale
     if a.layers:
         NN[NN_L1], NN[NN_L2] = a.layers
+    else:
+        NN[NN_CHUNK] = narrow_chunk(a, t["l1w"])
     offsets_ = NN[NN_OFFSETS:NN_OFFSETS + 4 * N_OFFSETS].view(np.int64)
     for i, name in enumerate(("l0w", "l0b", "l1w", "l1b", "l2w", "l2b", "l3w", "l3b", "acc",
-                              "finny", "scratch", "finny_stride")):
+                              "finny", "scratch", "finny_stride", "plies")):
         offsets_[i] = at[name]
     NN[NN_TABLE:NN_TABLE + 64] = bucket_table(a.layout)
 
@@ -252,11 +285,15 @@ def acc_refresh(S, NN):
             _fill(S, NN, n, p, base + p * n, NN_HEADER + FEATURES * n, NN_HEADER, 0)
         return
     off = nn_offsets(NN)
-    base = off[OFF_ACC] + S.st[ST_PLY] * 2 * n
+    ply = S.st[ST_PLY]
+    base = off[OFF_ACC] + ply * 2 * n
+    record = off[OFF_PLIES] + ply * PLY_SLOTS
     for p in range(2):
         bucket, mirror_ = king_view(NN, S.bb, p)
         _fill(S, NN, n, p, base + p * n, off[OFF_L0B], off[OFF_L0W] + FEATURES * bucket * n,
               mirror_)
+        NN[record + PLY_COMPUTED + p] = 1
+        NN[record + PLY_REFRESH + p] = 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -346,69 +383,151 @@ def acc_make(S, NN):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _acc_make_general(S, NN):
-    """acc_make of a KIND_GENERAL NN: each perspective's rows in the block of its king's
-    bucket; the side whose king left its bucket or half of the board refreshed from the
-    finny table."""
+    """acc_make of a KIND_GENERAL NN, lazily: the move's changes are recorded at the new ply,
+    and whether its side's king left its bucket or half; `acc_update` computes the
+    accumulators when an evaluation needs them, so a position never evaluated (a cutoff from
+    the table, say) costs none of the rows."""
+    record = nn_offsets(NN)[OFF_PLIES] + S.st[ST_PLY] * PLY_SLOTS
+    a1, a1s, a2, a2s, s1, s1s, s2, s2s, us, frm = _changes(S.st)
+    changes = NN[record + PLY_CHANGES:record + PLY_CHANGES + 8]
+    changes[0], changes[1], changes[2], changes[3] = a1, a1s, a2, a2s
+    changes[4], changes[5], changes[6], changes[7] = s1, s1s, s2, s2s
+    refresh = 0
+    if s1 == 6 * us + KING and NN[NN_MIRRORED] != 0:
+        bucket, mirror_ = king_view(NN, S.bb, us)
+        before = frm ^ (FLIP * us)
+        refresh = 1 if NN[NN_TABLE + before] != bucket or mirror(before) != mirror_ else 0
+    NN[record + PLY_COMPUTED] = NN[record + PLY_COMPUTED + 1] = 0
+    NN[record + PLY_REFRESH + us] = refresh
+    NN[record + PLY_REFRESH + 1 - us] = 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def acc_update(S, NN):
+    """Bring the accumulators of the current position up to date (KIND_GENERAL; a simple NN
+    is always up to date). For each perspective: from the nearest ply below whose accumulator
+    is computed, each recorded move is applied in turn (in the block of the perspective's
+    king bucket, which no move between changed), each ply's accumulator kept for its
+    siblings; when a move between changed the king's bucket or half, the accumulator comes
+    from the finny table instead."""
+    if NN[NN_KIND] == KIND_SIMPLE:
+        return
     n = np.int64(NN[NN_HIDDEN])
     off = nn_offsets(NN)
-    dst = off[OFF_ACC] + S.st[ST_PLY] * 2 * n
-    src = dst - 2 * n
-    a1, a1s, a2, a2s, s1, s1s, s2, s2s, us, frm = _changes(S.st)
+    ply = S.st[ST_PLY]
+    plies = off[OFF_PLIES]
     for p in range(2):
+        if NN[plies + ply * PLY_SLOTS + PLY_COMPUTED + p] != 0:
+            continue
         bucket, mirror_ = king_view(NN, S.bb, p)
-        if p == us and s1 == 6 * us + KING and NN[NN_MIRRORED] != 0:
-            before = frm ^ (FLIP * p)
-            if NN[NN_TABLE + before] != bucket or mirror(before) != mirror_:
-                finny_refresh(S, NN, p, bucket, mirror_, dst + p * n)
-                continue
-        _apply(NN, n, src + p * n, dst + p * n, off[OFF_L0W] + FEATURES * bucket * n, p,
-               mirror_, a1, a1s, a2, a2s, s1, s1s, s2, s2s)
+        q = ply
+        while q > 0 and NN[plies + q * PLY_SLOTS + PLY_COMPUTED + p] == 0 \
+                and NN[plies + q * PLY_SLOTS + PLY_REFRESH + p] == 0:
+            q -= 1
+        record = plies + q * PLY_SLOTS
+        if NN[record + PLY_COMPUTED + p] == 0:  # a refresh between (or no computed ply)
+            finny_refresh(S, NN, p, bucket, mirror_, off[OFF_ACC] + ply * 2 * n + p * n)
+            NN[plies + ply * PLY_SLOTS + PLY_COMPUTED + p] = 1
+            continue
+        base = off[OFF_L0W] + FEATURES * bucket * n
+        for r in range(q + 1, ply + 1):
+            record = plies + r * PLY_SLOTS
+            c = NN[record + PLY_CHANGES:record + PLY_CHANGES + 8]
+            dst = off[OFF_ACC] + r * 2 * n + p * n
+            if c[0] == EMPTY:  # a null move
+                d, s = NN[dst:dst + n], NN[dst - 2 * n:dst - n]
+                for i in range(n):
+                    d[i] = s[i]
+            else:
+                _apply(NN, n, dst - 2 * n, dst, base, p, mirror_, np.int64(c[0]),
+                       np.int64(c[1]), np.int64(c[2]), np.int64(c[3]), np.int64(c[4]),
+                       np.int64(c[5]), np.int64(c[6]), np.int64(c[7]))
+            NN[record + PLY_COMPUTED + p] = 1
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _two_rows(NN, n, acc, dst, r1, plus1, r2, plus2):
+    """NN[acc:acc + n] (and NN[dst:dst + n], when dst >= 0) = the accumulator with row r1
+    and, when r2 >= 0, row r2 added (plus) or taken: one pass for two rows."""
+    a, w1 = NN[acc:acc + n], NN[r1:r1 + n]
+    if r2 < 0:
+        w2 = w1[:0]
+    else:
+        w2 = NN[r2:r2 + n]
+    if dst >= 0:
+        d = NN[dst:dst + n]
+    else:
+        d = a
+    if r2 < 0:
+        if plus1:
+            for i in range(n):
+                d[i] = a[i] = a[i] + w1[i]
+        else:
+            for i in range(n):
+                d[i] = a[i] = a[i] - w1[i]
+    elif plus1 and plus2:
+        for i in range(n):
+            d[i] = a[i] = a[i] + w1[i] + w2[i]
+    elif plus1 != plus2:
+        add, sub = (w1, w2) if plus1 else (w2, w1)
+        for i in range(n):
+            d[i] = a[i] = a[i] + add[i] - sub[i]
+    else:
+        for i in range(n):
+            d[i] = a[i] = a[i] - w1[i] - w2[i]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def finny_refresh(S, NN, perspective, bucket, mirror_, dst):
     """NN[dst:dst + N] = the accumulator of `perspective` (king in `bucket`, `mirror_`) for
-    the current pieces, from the finny table's entry for that bucket and half: the pieces
-    that differ from the entry's are added or taken, then the entry holds the current ones."""
+    the current pieces, from the finny table's entry for that bucket and half: the rows of
+    the pieces that differ from the entry's are added or taken two a pass (the last pass
+    writing dst too), then the entry holds the current ones."""
     n = np.int64(NN[NN_HIDDEN])
     off = nn_offsets(NN)
     entry = off[OFF_FINNY] + ((perspective * NN[NN_BUCKETS] + bucket) * 2
                               + (1 if mirror_ else 0)) * off[OFF_FINNY_STRIDE]
     boards = NN[entry:entry + 48].view(np.uint64)
     acc = entry + FINNY_BOARDS
-    a = NN[acc:acc + n]
     base = off[OFF_L0W] + FEATURES * bucket * n
     bb = S.bb
+    pending, pending_plus = np.int64(-1), True  # a row not yet applied
     for piece in range(12):
         now = bb[piece]
         before = boards[piece]
-        added = now & ~before
-        while added:
-            sq = lsb(added)
-            added &= added - U64(1)
-            row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
-            w = NN[row:row + n]
-            for i in range(n):
-                a[i] += w[i]
-        taken = before & ~now
-        while taken:
-            sq = lsb(taken)
-            taken &= taken - U64(1)
-            row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
-            w = NN[row:row + n]
-            for i in range(n):
-                a[i] -= w[i]
+        for plus in (True, False):
+            diff = now & ~before if plus else before & ~now
+            while diff:
+                sq = lsb(diff)
+                diff &= diff - U64(1)
+                row = _row(base, n, perspective, piece, np.int64(sq) ^ mirror_)
+                if pending < 0:
+                    pending, pending_plus = row, plus
+                else:
+                    _two_rows(NN, n, acc, np.int64(-1), pending, pending_plus, row, plus)
+                    pending = np.int64(-1)
         boards[piece] = now
-    d = NN[dst:dst + n]
-    for i in range(n):
-        d[i] = a[i]
+    if pending >= 0:
+        _two_rows(NN, n, acc, dst, pending, pending_plus, np.int64(-1), True)
+    else:
+        a, d = NN[acc:acc + n], NN[dst:dst + n]
+        for i in range(n):
+            d[i] = a[i]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def acc_null(S, NN):
-    """After make_null: the parent's accumulators, unchanged."""
+    """After make_null: the parent's accumulators, unchanged (KIND_GENERAL: recorded as a
+    move that changes nothing)."""
     n = np.int64(NN[NN_HIDDEN])
-    dst = acc_slot(NN, S.st[ST_PLY])
+    if NN[NN_KIND] != KIND_SIMPLE:
+        record = nn_offsets(NN)[OFF_PLIES] + S.st[ST_PLY] * PLY_SLOTS
+        NN[record + PLY_CHANGES] = EMPTY
+        for p in range(2):
+            NN[record + PLY_COMPUTED + p] = 0
+            NN[record + PLY_REFRESH + p] = 0
+        return
+    dst = acc_offset(NN, S.st[ST_PLY])
     d, s = NN[dst:dst + 2 * n], NN[dst - 2 * n:dst]
     for i in range(2 * n):
         d[i] = s[i]

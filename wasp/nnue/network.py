@@ -18,6 +18,7 @@ from numba import njit
 from wasp.bitboards import popcount
 from wasp.nnue.accumulator import (
     KIND_SIMPLE,
+    NN_CHUNK,
     NN_CRELU,
     NN_HEADER,
     NN_HIDDEN,
@@ -37,9 +38,13 @@ from wasp.nnue.accumulator import (
     OFF_L2W,
     OFF_L3B,
     OFF_L3W,
+    OFF_PLIES,
     OFF_SCRATCH,
+    PLY_COMPUTED,
+    PLY_SLOTS,
     acc_offset,
     acc_refresh,
+    acc_update,
     nn_offsets,
 )
 from wasp.nnue.arch import output_bucket
@@ -67,19 +72,32 @@ def _screlu_dot(NN, acc, weights, n):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _activated_dot(NN, acc, weights, n, qa, crelu):
+def _activated_dot(NN, acc, weights, n, qa, crelu, chunk):
     """sum act(NN[acc + i]) * NN[weights + i], act clamp(x, 0, qa) (CReLU) or its square
-    (SCReLU), for any qa: int64 products."""
-    a, w = NN[acc:acc + n], NN[weights:weights + n]
+    (SCReLU), exactly. With `chunk` (NN_CHUNK) each clamp(x, 0, qa) * w fits in int16 and
+    `chunk` terms in an int32 sum: int16 and int32 lanes (numba widens integer arithmetic to
+    int64 unless each step is cast back); else int64 products."""
     total = np.int64(0)
-    if crelu:
+    if chunk == 0:
+        a, w = NN[acc:acc + n], NN[weights:weights + n]
         for i in range(n):
             x = min(max(np.int64(a[i]), np.int64(0)), qa)
-            total += x * np.int64(w[i])
-    else:
-        for i in range(n):
-            x = min(max(np.int64(a[i]), np.int64(0)), qa)
-            total += x * x * np.int64(w[i])
+            total += (x if crelu else x * x) * np.int64(w[i])
+        return total
+    top = np.int16(qa)
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        a, w = NN[acc + start:acc + start + m], NN[weights + start:weights + start + m]
+        s = np.int32(0)
+        if crelu:
+            for i in range(m):
+                x = np.int16(min(max(a[i], np.int16(0)), top))
+                s = np.int32(s + np.int32(np.int16(x * w[i])))
+        else:
+            for i in range(m):
+                x = np.int16(min(max(a[i], np.int16(0)), top))
+                s = np.int32(s + np.int32(np.int32(np.int16(x * w[i])) * np.int32(x)))
+        total += s
     return total
 
 
@@ -91,6 +109,9 @@ def forward(NN, S):
     stm = S.st[ST_SIDE]
     if NN[NN_KIND] == KIND_SIMPLE:
         return forward_simple(NN, ply, stm)
+    record = nn_offsets(NN)[OFF_PLIES] + ply * PLY_SLOTS + PLY_COMPUTED
+    if NN[record] == 0 or NN[record + 1] == 0:
+        acc_update(S, NN)
     return _forward_general(NN, ply, stm, np.int64(popcount(S.bb[OCC_ALL])))
 
 
@@ -119,9 +140,10 @@ def _forward_general(NN, ply, stm, pieces):
     if NN[NN_LAYERS] != 0:
         return _layers(NN, off, n, us, them, bucket, qa, qb, scale)
     crelu = NN[NN_CRELU] != 0
+    chunk = np.int64(NN[NN_CHUNK])
     w = off[OFF_L1W] + bucket * 2 * n
-    total = _activated_dot(NN, us, w, n, qa, crelu) + \
-        _activated_dot(NN, them, w + n, n, qa, crelu)
+    total = _activated_dot(NN, us, w, n, qa, crelu, chunk) + \
+        _activated_dot(NN, them, w + n, n, qa, crelu, chunk)
     if not crelu:
         total = tdiv(total, qa)
     return tdiv((total + np.int64(NN[off[OFF_L1B] + bucket])) * scale, qa * qb)

@@ -17,6 +17,7 @@ from wasp.nnue.accumulator import (
     acc_offset,
     acc_refresh,
     acc_slot,
+    acc_update,
     nn_array,
 )
 from wasp.nnue.inputs import bucket_table
@@ -79,9 +80,12 @@ def _king_moves(pos, m, layout, seen):
 
 
 def _walk(fen, chess960, seed, steps, NN, fresh, seen, layout=None):
-    """A random walk of makes, unmakes and null moves; after each step the incremental
-    accumulators equal those computed from the pieces."""
+    """A random walk of makes, unmakes and null moves; after each step (a simple net) or
+    after a random half of them (a bucketed net, whose accumulators are brought up to date
+    when asked for, several plies at a time) the incremental accumulators equal those
+    computed from the pieces."""
     rng = random.Random(seed)
+    when = random.Random(-seed)  # which steps compare, apart from the walk's own choices
     pos = Position(fen, chess960)
     T, S = pos.T, pos.S
     acc_refresh(S, NN)
@@ -109,6 +113,9 @@ def _walk(fen, chess960, seed, steps, NN, fresh, seen, layout=None):
             acc_make(S, NN)
             stack.append("move")
             seen.add(_kind(m) + ("960" if chess960 and _kind(m) == "castle" else ""))
+        if layout is not None and when.random() < 0.5:
+            continue
+        acc_update(S, NN)
         ply = int(S.st[ST_PLY])
         acc_refresh(S, fresh)
         a = acc_slot(NN, ply)

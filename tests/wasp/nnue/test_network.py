@@ -324,3 +324,35 @@ def test_the_output_is_the_float_graph_of_the_files_values_within_a_centipawn(
     NN = nn_array(netfile.read_net(path))
     for fen in random_fens(40, 70 + step):
         assert abs(output(NN, Position(fen).S) - float_forward(floats, arch, fen)) < 2, fen
+
+
+@pytest.mark.parametrize("activation", ["screlu", "crelu"])
+@pytest.mark.parametrize("l1w_range,mode", [(60, "whole"), (127, "chunks"), (20000, "int64")])
+def test_the_output_layer_sums_are_exact_whatever_the_weights(tmp_path, activation, l1w_range,
+                                                               mode):
+    """Bullet-sized output weights sum in int32 over a whole perspective; near the clip at
+    N = 512, in chunks that int32 holds; beyond int16 products, in int64: all exact."""
+    import json
+
+    from wasp.nnue import netfile
+    from wasp.nnue.accumulator import NN_CHUNK
+
+    n, k = 512, 2
+    arch = {**arch_json(2, hidden=n, k=k, activation=activation)}
+    rng = np.random.default_rng(l1w_range)
+    l1w = rng.integers(-l1w_range, l1w_range + 1, (k, 2 * n))
+    if mode == "chunks":
+        l1w = np.where(rng.random((k, 2 * n)) < 0.97, l1w_range, l1w)  # sums beyond int32
+    data = np.concatenate([rng.integers(-60, 60, 768 * n), rng.integers(0, 300, n),
+                           l1w.ravel(), rng.integers(-3000, 3000, k)]).astype("<i2").tobytes()
+    data += bytes(-len(data) % 64)
+    path = tmp_path / "net.nnue"
+    path.write_bytes(data)
+    (tmp_path / "net.nnue.json").write_text(json.dumps({"arch": arch}))
+    NN = nn_array(netfile.read_net(path))
+    chunk = int(NN[NN_CHUNK])
+    expected_chunk = {"whole": n, "chunks": 256 if activation == "screlu" else n,
+                      "int64": 0}[mode]
+    assert chunk == expected_chunk
+    for fen in random_fens(20, 5):
+        assert output(NN, Position(fen).S) == numpy_forward_arch(data, arch, fen), fen
