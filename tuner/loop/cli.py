@@ -14,6 +14,19 @@ LOOP_EXAMPLES = """examples:
   wasp-tune loop -dir loops/n2 -method adam -params '!pst_*' -reg 3e-4 -min-count 500 \\
       -then-binary ks_attacker_weight ks_undefended ks_shield ks_storm ks_safe_check 'df_*'
 
+Any engine whose evaluation writes a trace (docs/traces.md), from its own self-play or -data:
+  wasp-tune loop -dir loops/e -data games.pgn \
+      -trace-cmd 'python3 my_trace.py {positions} {trace}' \
+      -tuned-engine 'cmd=./my-engine option.EvalFile={params}' \
+      -each tc=10+0.1 -sprt elo0=0 elo1=10 -sprt-games 400
+  wasp-tune loop -dir loops/u -games 400 -nodes 2000 \
+      -trace-cmd './engine trace {positions} {trace}' \
+      -tuned-engine 'cmd=./engine option.PawnValue={pawn.mg} option.Tempo={tempo}'
+There the stages are data/ (train.epd, valid.epd split by game; without -data, the engine's
+self-play at -nodes), trace/ (the trace command on both), tune/ (a wasp-tune trace run),
+sprt/ (the template with {params} the tuned values against it with the start values, the
+terms of the trace's header) and report.json; the commands inherit the loop's environment.
+
 Stages (subdirectories of -dir): games/ (self-play, match runner), data/ (train.epd,
 valid.epd split by game), tune/ (a tuner run directory; tune/nonlinear/ the -then-binary
 run), sprt/ (tuned, with option.EvalFile= the last run's params.txt, against the start:
@@ -43,7 +56,7 @@ def loop_parser():
                         "material*0.3), 24 games at 400 nodes plus the shipped sample's 600, "
                         "material and tempo tuned, then an SPRT (0 against 50 nElo, at most "
                         "100 games at 2000 nodes) of tuned against that start; a few minutes")
-    p.add_argument("-until", choices=["games", "data", "tune", "sprt"],
+    p.add_argument("-until", choices=["games", "data", "trace", "tune", "sprt"],
                    help="stop after this stage")
     p.add_argument("-quiet", action="store_true",
                    help="no per-game lines from the match runner, no progress bars")
@@ -91,8 +104,114 @@ def loop_parser():
                         "methods leave alone: ks_attacker_weight ks_undefended ks_shield "
                         "ks_storm ks_safe_check 'df_*'); the SPRT plays the result")
     p.add_argument("-data", nargs="+", default=None, metavar="PGN",
-                   help="more PGN games for the set (e.g. a shipped sample)")
+                   help="more PGN games for the set (e.g. a shipped sample); with -trace-cmd "
+                        "the labelled positions (PGN, or EPD with results) instead of self-play")
+    e = p.add_argument_group("any engine (with -trace-cmd and -tuned-engine)")
+    e.add_argument("-trace-cmd", default=None, metavar="'CMD {positions} {trace}'",
+                   help="the engine's trace writer, run on the training and validation "
+                        "positions")
+    e.add_argument("-tuned-engine", default=None, metavar="'cmd=CMD ... {params}'",
+                   help="wasp-match -engine items for both sides: {params} is a file of the "
+                        "values (the trace's terms form), {NAME} (or {NAME.mg}, {NAME.eg}) a "
+                        "term's value, e.g. option.NAME={NAME}")
+    e.add_argument("-each", nargs="+", default=None, metavar="KEY=VALUE",
+                   help="wasp-match -each items of the match (e.g. tc=10+0.1 or depth=3)")
+    e.add_argument("-sprt", nargs="+", default=None, metavar="KEY=VALUE",
+                   help="wasp-match -sprt items (default elo0=0 elo1=10)")
+    e.add_argument("-epochs", type=int, default=None,
+                   help="Adam steps a pass (default 100)")
+    e.add_argument("-valid-every", type=int, default=None, metavar="N",
+                   help="check the validation E every N Adam steps (default 10)")
+    e.add_argument("-patience", type=int, default=None,
+                   help="passes' worth of checks without a lower validation E (default 3)")
+    e.add_argument("-smooth", type=float, default=None,
+                   help="pull between neighbouring squares of a table (default 0)")
+    e.add_argument("-no-check", action="store_true",
+                   help="tune traces the start values do not reproduce")
     return p
+
+
+# Flags of the Wasp-Py loop only, and those of the loop for any engine only
+WASP_ONLY = ("quick", "start", "method", "partial", "then_binary", "then_passes", "tc",
+             "sprt_nodes", "sprt_tc", "elo0", "elo1")
+ENGINE_ONLY = ("each", "sprt", "epochs", "valid_every", "patience", "smooth")
+
+
+def engine_loop_config(args):
+    """The settings of the loop for any engine from the command line (UsageError-like
+    CliError for a flag that belongs to the Wasp-Py loop)."""
+    from .anyengine import EngineLoopConfig
+
+    wasp_only = [f for f in WASP_ONLY if getattr(args, f, None) not in (None, False)]
+    if wasp_only:
+        raise CliError(f"-{wasp_only[0].replace('_', '-')} is a flag of the Wasp-Py loop, not "
+                       f"of the loop for any engine (-trace-cmd)", EXIT_USAGE)
+    if not args.trace_cmd or not args.tuned_engine:
+        raise CliError("the loop for any engine takes both -trace-cmd and -tuned-engine",
+                       EXIT_USAGE)
+    if "{positions}" not in args.trace_cmd or "{trace}" not in args.trace_cmd:
+        raise CliError("-trace-cmd must name {positions} and {trace}", EXIT_USAGE)
+    if "{" not in args.tuned_engine:
+        raise CliError("-tuned-engine must name {params} (or a term, {NAME})", EXIT_USAGE)
+    c = EngineLoopConfig(trace_cmd=args.trace_cmd, tuned_engine=args.tuned_engine,
+                         no_check=args.no_check)
+    for name in ("games", "nodes", "valid", "seed", "max_per_game", "params", "lr",
+                 "max_passes", "reg", "min_count", "threads", "concurrency", "each", "sprt",
+                 "epochs", "valid_every", "patience", "smooth"):
+        v = getattr(args, name, None)
+        if v is not None:
+            setattr(c, name, v)
+    if args.sprt_games is not None:
+        c.rounds = max(1, (args.sprt_games + 1) // 2)
+    if args.openings:
+        c.openings = args.openings.split() if "=" in args.openings else \
+            [f"file={os.path.abspath(args.openings)}", "order=random"]
+    if args.data:
+        check_files(args.data, "data file")
+        c.data = [os.path.abspath(p) for p in args.data]
+    return c
+
+
+def _engine_loop_dir(directory) -> bool:
+    """A loop directory whose saved settings are those of the loop for any engine."""
+    import json
+
+    try:
+        with open(os.path.join(directory, "loop.json"), encoding="utf-8") as f:
+            return "trace_cmd" in json.load(f)
+    except (OSError, ValueError):
+        return False
+
+
+def cmd_engine_loop(args):
+    """The loop for any engine: check the templates, then run (or resume) it."""
+    from .anyengine import run_loop
+
+    directory, resume = run_dir(args)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise CliError(f"-dir {directory}: not a directory", EXIT_USAGE)
+    if os.path.isfile(os.path.join(directory, "loop.json")):
+        config = None  # the saved settings
+    else:
+        if resume:
+            raise CliError(f"{directory}: no loop to resume (no loop.json)")
+        config = engine_loop_config(args)
+        import re
+        import shlex
+
+        import testing
+        from testing import UsageError
+
+        try:  # the template reads as -engine items (a term's value stands in for each {...})
+            tokens = [re.sub(r"\{[^{}]+\}", "0", t) for t in shlex.split(config.tuned_engine)]
+            testing.read_engine([*tokens, "name=check"], config.each)
+        except (UsageError, ValueError) as e:
+            raise CliError(f"-tuned-engine: {e}", EXIT_USAGE) from None
+    try:
+        run_loop(directory, config, until=args.until, quiet=args.quiet)
+    except (RuntimeError, ValueError, OSError) as e:
+        raise CliError(e) from None
+    return 0
 
 
 def _check_openings(path, variant="standard"):
@@ -121,6 +240,13 @@ def cmd_loop(argv):
     from .run import Loop, LoopConfig
 
     args = loop_parser().parse_args(argv)
+    if args.trace_cmd is not None or args.tuned_engine is not None or \
+            _engine_loop_dir(run_dir(args)[0]):
+        return cmd_engine_loop(args)
+    engine_only = [f for f in ENGINE_ONLY if getattr(args, f, None) is not None]
+    if engine_only or args.no_check:
+        flag = engine_only[0].replace("_", "-") if engine_only else "no-check"
+        raise CliError(f"-{flag} is a flag of the loop for any engine (-trace-cmd)", EXIT_USAGE)
     config = LoopConfig.quick() if args.quick else LoopConfig()
     for f in fields(LoopConfig):
         v = getattr(args, f.name, None)

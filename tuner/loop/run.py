@@ -118,7 +118,12 @@ def start_weights(spec: str) -> np.ndarray:
 
 
 class Loop:
-    """One loop directory; `run()` does what is still to do."""
+    """One loop directory; `run()` does what is still to do. A loop of another kind names its
+    settings (`CONFIG`), its stages (`STAGES`, each a method of that name, the last "report")
+    and when each is `done`."""
+
+    CONFIG = LoopConfig
+    STAGES = STAGES
 
     def __init__(self, loop_dir, config=None, log=print, quiet_matches=False):
         self.dir = str(loop_dir)
@@ -127,10 +132,10 @@ class Loop:
         saved = os.path.join(self.dir, "loop.json")
         if os.path.exists(saved):
             with open(saved, encoding="utf-8") as f:
-                self.config = LoopConfig(**json.load(f))
+                self.config = self.CONFIG(**json.load(f))
             self.resumed = True
         else:
-            self.config = config or LoopConfig()
+            self.config = config or self.CONFIG()
             os.makedirs(self.dir, exist_ok=True)
             with open(saved, "w", encoding="utf-8") as f:
                 json.dump(asdict(self.config), f, indent=2)
@@ -154,7 +159,7 @@ class Loop:
         return os.path.exists(self.path("report.json"))
 
     def next_stage(self):
-        for s in STAGES:
+        for s in self.STAGES:
             if not self.done(s):
                 return s
         return None
@@ -177,7 +182,7 @@ class Loop:
 
     # -- stages -----------------------------------------------------------------
 
-    def play(self):
+    def games(self):
         c = self.config
         start = self.start_params()
         self.log(f"[games] {c.games} self-play games at "
@@ -187,7 +192,7 @@ class Loop:
                           concurrency=c.concurrency, openings=c.openings, seed=c.seed,
                           params=start, quiet=self.quiet_matches, log=self.log)
 
-    def build(self):
+    def data(self):
         c = self.config
         paths = [self.path("games", "games.pgn"), *c.extra_data]
         bc = BuildConfig(skip_plies=c.skip_plies, max_per_game=c.max_per_game,
@@ -284,8 +289,6 @@ class Loop:
 
     def report(self):
         """E before (the start) and after (tuned) with the run's K; the match's outcome."""
-        from testing import results
-        from testing import sprt as S
         from tuner.texel import Scorer, error, load
         from wasp import params as P
 
@@ -304,17 +307,6 @@ class Loop:
         for name in ("train", "valid"):
             ps = load(self.path("data", f"{name}.epd"), use_cache=False)
             E[name] = [error(sc.qsearch_scores(W, ps.rows)[0], ps.results, K) for W in (W0, W1)]
-        df = results(self.path("sprt", "match"))
-        pairs = df.groupby("pair_id")
-        full = [g["score"].sum() for _, g in pairs if len(g) == 2]
-        penta = S.pentanomial_from_pairs(full)
-        with open(self.path("sprt", "match", "summary.json"), encoding="utf-8") as f:
-            decision = json.load(f).get("sprt_decision")
-        llr = S.llr(penta, c.elo0, c.elo1) if sum(penta) else None
-        try:
-            elo, err, _ = S.elo(penta)
-        except ValueError:
-            elo = err = None
         games_pgn = self.path("games", "games.pgn")
         rep = {
             "start": c.start or "built-in", "opponent": self.start_name(),
@@ -326,16 +318,9 @@ class Loop:
             "E_train_before": E["train"][0], "E_train_after": E["train"][1],
             "E_valid_before": E["valid"][0], "E_valid_after": E["valid"][1],
             "E_valid_rose": bool(E["valid"][1] > E["valid"][0]),
-            "sprt_games": int(len(df)),
-            "sprt_score": float(df["score"].mean()) if len(df) else None,
-            "sprt_pentanomial": penta, "sprt_llr": _finite(llr),
-            "sprt_bounds": list(S.bounds()), "sprt_elo": _finite(elo),
-            "sprt_elo_error": _finite(err),
-            "sprt_decision": decision["decision"] if decision else "inconclusive",
+            **match_figures(self.path("sprt", "match"), c.elo0, c.elo1),
         }
-        with open(self.path("report.json"), "w", encoding="utf-8") as f:
-            json.dump(rep, f, indent=2, allow_nan=False)
-            f.write("\n")
+        write_report(self.path("report.json"), rep)
         self.write_plot(rep)
         self.log(report_text(rep))
         return rep
@@ -346,7 +331,7 @@ class Loop:
 
         from .svgplot import e_per_pass_svg
 
-        note = f"then tuned vs {rep['opponent'][5:]}: " + (
+        note = f"then tuned vs {_opponent(rep)}: " + (
             "no games" if rep["sprt_score"] is None else
             f"score {rep['sprt_score']:.3f} over {rep['sprt_games']} games, {_elo_text(rep)}")
         svg = e_per_pass_svg(passes(self.path("tune")).to_dict("records"),
@@ -357,22 +342,64 @@ class Loop:
     def run(self, until=None):
         """Run the stages still to do (up to and including `until`); returns the report or
         None."""
-        actions = {"games": self.play, "data": self.build, "tune": self.tune,
-                   "sprt": self.sprt, "report": self.report}
         if self.resumed:
             self.log(f"resuming the loop in {self.dir} (settings from loop.json); next stage: "
                      f"{self.next_stage()}")
-        for stage in STAGES:
+        for stage in self.STAGES:
             if self.done(stage):
                 self.log(f"[{stage}] done: reused")
             else:
                 t = time.time()
-                actions[stage]()
+                getattr(self, stage)()
                 self.log(f"[{stage}] finished in {time.time() - t:.1f} s")
             if stage == until:
                 return None
         with open(self.path("report.json"), encoding="utf-8") as f:
             return json.load(f)
+
+
+def match_figures(rundir, elo0, elo1) -> dict:
+    """The report's figures of the SPRT played in `rundir`: games, score, pentanomial, LLR and
+    its bounds, Elo and its error (None where undefined), and the decision."""
+    from testing import results
+    from testing import sprt as S
+
+    df = results(rundir)
+    full = [g["score"].sum() for _, g in df.groupby("pair_id") if len(g) == 2]
+    penta = S.pentanomial_from_pairs(full)
+    with open(os.path.join(rundir, "summary.json"), encoding="utf-8") as f:
+        decision = json.load(f).get("sprt_decision")
+    llr = S.llr(penta, elo0, elo1) if sum(penta) else None
+    try:
+        elo, err, _ = S.elo(penta)
+    except ValueError:
+        elo = err = None
+    return {"sprt_games": int(len(df)),
+            "sprt_score": float(df["score"].mean()) if len(df) else None,
+            "sprt_pentanomial": penta, "sprt_llr": _finite(llr),
+            "sprt_bounds": list(S.bounds()), "sprt_elo": _finite(elo),
+            "sprt_elo_error": _finite(err),
+            "sprt_decision": decision["decision"] if decision else "inconclusive"}
+
+
+def write_report(path, rep) -> None:
+    """report.json: the figures, strict JSON (no NaN)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(rep, f, indent=2, allow_nan=False)
+        f.write("\n")
+
+
+def _opponent(r) -> str:
+    """The match's opponent as the text names it ('default', 'start', an engine's name)."""
+    name = r.get("opponent", "wasp-default")
+    return name[5:] if name.startswith("wasp-") else name
+
+
+def _source(r) -> str:
+    """Where the positions came from: '24 self-play games', or the data files given."""
+    if r.get("data"):
+        return "data " + ", ".join(os.path.basename(p) for p in r["data"])
+    return f"{r['selfplay_games']} self-play games"
 
 
 def _count_games(pgn):
@@ -410,8 +437,7 @@ def _elo_text(r) -> str:
 
 def report_text(r) -> str:
     return "\n".join([
-        f"self-play games {r['selfplay_games']}; positions {r['positions']} (train {r['train']}, "
-        f"valid {r['valid']})",
+        f"{_source(r)}; positions {r['positions']} (train {r['train']}, valid {r['valid']})",
         f"tuning: {r['passes']} passes in {r['tuning_seconds']:.1f} s, {r['changed_weights']} "
         f"weights changed, K {r['K']:.4f}" + (
             f" (the parameters of pass {r['best_pass']}, the lowest validation E; 0: the "
@@ -422,10 +448,11 @@ def report_text(r) -> str:
             f"  WARNING: the validation E rose by {r['E_valid_after'] - r['E_valid_before']:.6f}"
             f": the tuned parameters fit the training games, not chess (more games, -reg or "
             f"fewer parameters)" if r['E_valid_after'] > r['E_valid_before'] else ""),
-        f"SPRT tuned vs {r.get('opponent', 'wasp-default')[5:]}: {r['sprt_decision']} after "
+        f"SPRT tuned vs {_opponent(r)}: {r['sprt_decision']} after "
         f"{r['sprt_games']} games, score {_num(r['sprt_score'], '.3f', 'undefined (no games)')}"
         f", {_elo_text(r)}, LLR {_num(r['sprt_llr'], '.2f')} in ({r['sprt_bounds'][0]:.2f}, "
         f"{r['sprt_bounds'][1]:.2f}), pentanomial {r['sprt_pentanomial']}",
+        *(["moved most (start -> tuned):", *r["moved_most"]] if r.get("moved_most") else []),
     ])
 
 
@@ -443,10 +470,10 @@ def closing_summary(r, loop_dir) -> str:
             r["sprt_decision"], "")
     report = os.path.join(loop_dir, "report.json")
     return "\n".join([
-        f"summary: {r['selfplay_games']} self-play games -> {r['positions']} positions -> "
+        f"summary: {_source(r)} -> {r['positions']} positions -> "
         f"{r['passes']} tuning pass{'' if r['passes'] == 1 else 'es'} from {start} "
         f"({r['changed_weights']} weights changed) "
-        f"-> {r['sprt_games']} games of tuned vs {r.get('opponent', 'wasp-default')[5:]}",
+        f"-> {r['sprt_games']} games of tuned vs {_opponent(r)}",
         f"  E valid {r['E_valid_before']:.6f} -> {r['E_valid_after']:.6f} "
         f"({_num(_pct(r['E_valid_after'], r['E_valid_before']), '+.1f')} %); "
         f"E train {r['E_train_before']:.6f} -> {r['E_train_after']:.6f}",

@@ -69,22 +69,31 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     loaded machine does not make them miss the runner's timeout. Returns the run directory;
     RuntimeError when it fails.
     """
+    pgn = os.path.join(out_dir, "games.pgn")
+    warm_kernels(quiet)
+    return play_match(out_dir, lambda: match_config(
+        pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt, repeat, adjudicate,
+        variant), concurrency, quiet=quiet, log=log)
+
+
+def play_match(out_dir, make_config, concurrency=2, *, quiet=False, log=print):
+    """Play the match `make_config()` (a `testing.MatchConfig`, its PGN ``out_dir/games.pgn``)
+    in ``out_dir/match``, planned by `testing.plan_match`, or resume the one there; then mark it
+    done (``done.json``). Returns the run directory; RuntimeError when it fails."""
     from testing import plan_match
     from testing import run_match as play
 
     os.makedirs(out_dir, exist_ok=True)
     rundir = os.path.join(out_dir, "match")
-    pgn = os.path.join(out_dir, "games.pgn")
-    warm_kernels(quiet)
     if os.path.exists(os.path.join(rundir, "games.sqlite")):
         log(f"resuming the match in {rundir}")
         plan = plan_match(None, rundir, session={"concurrency": concurrency, "progress": False})
     else:
-        config = match_config(pgn, engines, games, nodes, tc, concurrency, openings, seed,
-                              sprt, repeat, adjudicate, variant)
+        config = make_config()
         plan = plan_match(config, rundir)
     if not quiet:  # the runner starts the engines before its first line
-        log(f"starting the match: {len(engines)} engines, {concurrency} games at a time")
+        log(f"starting the match: {len(plan.config.engines)} engines, {concurrency} games at "
+            f"a time")
     with open(os.devnull, "w") if quiet else nullcontext(sys.stdout) as out:
         result = play(plan, out=out)
     if result.status == 130:
@@ -92,8 +101,8 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     if not result.ok:
         raise RuntimeError(f"the match in {rundir} failed: {result.error}")
     with open(os.path.join(out_dir, DONE), "w", encoding="utf-8") as f:
-        json.dump({"rundir": rundir, "pgn": pgn, "config": plan.config.to_dict()}, f,
-                  indent=2)
+        json.dump({"rundir": rundir, "pgn": os.path.join(out_dir, "games.pgn"),
+                   "config": plan.config.to_dict()}, f, indent=2)
     return rundir
 
 

@@ -6,10 +6,11 @@ shares (`TuningRun`)."""
 from wasp.lazyimport import face
 
 __all__, __getattr__, __dir__ = face(__name__, {
-    "cli": "add_set_flags",
+    "cli": "add_fit_flags add_set_flags fit_settings",
     "kernels": "unpack_row",
-    "methods": ("ADAM BINARY METHODS GradientState gradient_epoch select_matching select_weights "
-               "tune_parameter"),
+    "methods": ("ADAM BINARY METHODS GradientState data_warnings default_reg frequent "
+                "gradient_epoch linear_counts neighbour_pairs penalty select_matching "
+                "select_weights tune_parameter"),
     "objective": "Scorer error fit_k set_threads",
     "positions": ("DataError PositionSet has_mate_score load load_epd load_many load_set "
                  "pack_board pack_fen row_to_fen"),

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tuner.texel.methods import FEW_POSITIONS_PER_WEIGHT, SMALL_SET_REG
 from wasp.cliargs import ArgumentParser, add_resume, add_run_dir, run_dir
 from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
 
@@ -50,6 +51,30 @@ def add_set_flags(p):
                    help="PGN: plies skipped at the start of each game (default 8)")
     p.add_argument("-limit", type=int, default=0,
                    help="use only the first N positions (0: all)")
+
+
+def add_fit_flags(p):
+    """The flags that keep the tuner from fitting a small set's noise, for `wasp-tune run` and
+    `wasp-tune trace` alike: -reg, -min-count and -smooth, on a parser or a group."""
+    p.add_argument("-reg", type=float, default=None,
+                   help="L2 pull toward the start values: the objective is E + REG * "
+                        "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
+                        f"100 cp (default: {SMALL_SET_REG:g} when the training set has fewer "
+                        f"than {FEW_POSITIONS_PER_WEIGHT} positions a tuned weight, else 0)")
+    p.add_argument("-min-count", type=int, default=0,
+                   help="tune only weights that count in at least this many training "
+                        "positions (rarer ones keep their values; default 0: all)")
+    p.add_argument("-smooth", type=float, default=0.0,
+                   help="pull between neighbouring squares of a piece-square table (terms "
+                        "named NAME[0] ... NAME[63]): SMOOTH * sum(((w_a - w_b) / 100)^2) "
+                        "(default 0: off)")
+
+
+def fit_settings(args) -> dict:
+    """The settings `add_fit_flags` read, as the run configurations name them."""
+    if args.reg is not None and args.reg < 0 or args.min_count < 0 or args.smooth < 0:
+        raise CliError("-reg, -min-count and -smooth must not be negative", EXIT_USAGE)
+    return {"reg": args.reg, "min_count": args.min_count, "smooth": args.smooth}
 
 
 def _add_data_flags(p):
@@ -98,13 +123,7 @@ def _run_flags(r):
                    help="learning rate in centipawns (default adam 1, adagrad 5)")
     r.add_argument("-batch-size", type=int, default=16384,
                    help="adam/adagrad: positions per gradient step (default 16384)")
-    r.add_argument("-reg", type=float, default=0.0,
-                   help="L2 pull toward the starting values: the objective is E + REG * "
-                        "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
-                        "100 cp (try 1e-5 on small sets; 0: off)")
-    r.add_argument("-min-count", type=int, default=0,
-                   help="tune only weights that count in at least this many training "
-                        "positions (rarer ones keep their values; 0: all)")
+    add_fit_flags(r)
     r.add_argument("-quiet", action="store_true", help="no progress bar")
 
 
@@ -222,8 +241,7 @@ def cmd_run(args):
                                resolve_every=args.resolve_every, skip_bad=args.skip_bad,
                                skip_plies=args.skip_plies, limit=args.limit, init=args.init,
                                k=args.k, lr=args.lr, batch_size=args.batch_size,
-                               reg=args.reg, min_count=args.min_count,
-                               patience=args.patience)
+                               patience=args.patience, **fit_settings(args))
             if split:
                 config.valid = 0.0
                 run = SplitRun.create_split(directory, config, args.valid_data)

@@ -227,45 +227,123 @@ class GradientState:
         self.t = int(z["t"])
 
 
-def weight_counts(traces) -> np.ndarray:
-    """How many positions each weight counts in (white and black terms not cancelling), from
-    sparse traces (`tuner.texel.sparse.sparse_traces`); an endgame weight shares its opening
-    partner's count."""
-    idx, cnt = traces[0], traces[1]
-    live = cnt[:, 0] != cnt[:, 1]
-    counts = np.bincount(idx[live].astype(np.int64), minlength=P.N_WEIGHTS)[:P.N_WEIGHTS]
-    partner = P.EG_INDEX >= 0
-    counts[P.EG_INDEX[partner]] = counts[partner]
+def linear_counts(ls) -> np.ndarray:
+    """How many positions each weight of a `tuner.texel.sparse.LinearSet` (or Wasp's sparse
+    traces) counts in: entries with a nonzero coefficient, white's and black's terms not
+    cancelling; a tapered term's two weights share its count."""
+    from .sparse import as_linear
+
+    ls = as_linear(ls)
+    live = ls.coef != 0
+    terms = np.bincount(ls.idx[live].astype(np.int64), minlength=len(ls.mg_of))[:len(ls.mg_of)]
+    counts = np.zeros(ls.n_weights, dtype=np.int64)
+    np.maximum.at(counts, ls.mg_of, terms)  # Wasp's endgame weights are terms never counted
+    np.maximum.at(counts, ls.eg_of, terms)
     return counts
 
 
-def frequent(indices, traces, min_count):
-    """The weights of `indices` that count in at least `min_count` positions: too rare a
-    term is left at its value rather than fitted to a handful of games."""
+def frequent(indices, counts, min_count):
+    """The weights of `indices` that count in at least `min_count` positions (`counts`, from
+    `linear_counts`): too rare a term is left at its value rather than fitted to a handful of
+    games."""
     if min_count <= 0:
-        return np.asarray(indices)
-    counts = weight_counts(traces)
+        return np.asarray(indices, dtype=np.int64)
     return np.asarray([i for i in indices if counts[i] >= min_count], dtype=np.int64)
 
 
-def penalty(W, W0, reg, indices=None):
-    """The L2 pull toward the starting weights: reg * sum(((w - w0) / 100)^2) over the tuned
-    weights. `reg` is the E a weight pays for moving 100 cp, so a rare term (a few hundred
-    positions) cannot buy a large swing with a tiny gain in training E: the overfitting seen
-    on small sets."""
-    if not reg:
-        return 0.0
-    d = (np.asarray(W, dtype=np.float64) - W0) / 100.0
-    if indices is not None:
-        d = d[indices]
-    return float(reg * np.dot(d, d))
+# Below this many training positions a tuned weight, the data is small against the terms: the
+# default regularisation is on and a line says so before tuning (docs/traces.md, "Small sets").
+FEW_POSITIONS_PER_WEIGHT = 1000
+SMALL_SET_REG = 1e-4  # the default -reg on a small set
+FEW_VALID_POSITIONS = 10000  # a validation set smaller than this chooses values by chance
+FEW_VALID_GAMES = 150
+
+
+def default_reg(n_positions, n_weights) -> float:
+    """The -reg a run takes when none is given: `SMALL_SET_REG` when the training set has fewer
+    than `FEW_POSITIONS_PER_WEIGHT` positions a tuned weight, else 0."""
+    small = n_positions < FEW_POSITIONS_PER_WEIGHT * max(1, n_weights)
+    return SMALL_SET_REG if small else 0.0
+
+
+def data_warnings(n_train, n_weights, n_valid=None, valid_games=None) -> list[str]:
+    """Lines to print before tuning when the data is too small for a reliable result: too few
+    training positions a tuned weight, or too small a validation set to choose the values."""
+    out = []
+    per = n_train / max(1, n_weights)
+    if per < FEW_POSITIONS_PER_WEIGHT:
+        out.append(f"warning: {n_train} training positions for {n_weights} weights ({per:.0f} "
+                   f"a weight, under {FEW_POSITIONS_PER_WEIGHT}) will fit noise: more data, "
+                   f"fewer terms (-params), or a pull toward the start values (-reg; "
+                   f"{SMALL_SET_REG:g} unless given)")
+    if n_valid is not None and (n_valid < FEW_VALID_POSITIONS or
+                                (valid_games is not None and valid_games < FEW_VALID_GAMES)):
+        games = "" if valid_games is None else f" from {valid_games} games"
+        out.append(f"warning: the validation set ({n_valid} positions{games}) is too small to "
+                   f"choose the values reliably: give it {FEW_VALID_POSITIONS}+ positions from "
+                   f"{FEW_VALID_GAMES}+ games it shares no game with the training set")
+    return out
+
+
+_SQUARE = re.compile(r"\[(\d+)\]")
+
+
+def neighbour_pairs(labels) -> np.ndarray:
+    """(a, b) pairs of weights that are neighbouring squares of one piece-square table, for
+    the smoothing penalty. A table is the weights whose labels differ only in one bracketed
+    index 0-63 ('pst_knight[27].mg', 'pst_knight.mg[27]') and that cover at least 32 squares;
+    squares are a1 = 0 ... h8 = 63 (any flip keeps the neighbours), neighbours one file or one
+    rank apart."""
+    tables = {}
+    for w, label in enumerate(labels):
+        m = _SQUARE.search(label)
+        if m and int(m.group(1)) < 64:
+            key = label[:m.start()] + "[]" + label[m.end():]
+            tables.setdefault(key, {})[int(m.group(1))] = w
+    pairs = []
+    for squares in tables.values():
+        if len(squares) < 32:
+            continue
+        for sq, w in squares.items():
+            for nb in ((sq + 1) if sq % 8 < 7 else -1, sq + 8):
+                if 0 <= nb < 64 and nb in squares:
+                    pairs.append((w, squares[nb]))
+    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def penalty(W, W0, reg, indices=None, smooth=0.0, pairs=None):
+    """The pulls that keep a small set from buying large swings with tiny gains in training
+    E: reg * sum(((w - w0) / 100)^2) over the tuned weights (`indices`; all when None), toward
+    the starting weights, so `reg` is the E a weight pays for moving 100 cp; and smooth *
+    sum(((w_a - w_b) / 100)^2) over neighbouring squares of a table (`neighbour_pairs`)."""
+    total = 0.0
+    W = np.asarray(W, dtype=np.float64)
+    if reg:
+        d = (W - W0) / 100.0
+        if indices is not None:
+            d = d[indices]
+        total += float(reg * np.dot(d, d))
+    if smooth and pairs is not None and len(pairs):
+        d = (W[pairs[:, 0]] - W[pairs[:, 1]]) / 100.0
+        total += float(smooth * np.dot(d, d))
+    return total
+
+
+def penalty_gradient(wf, W0, reg, smooth=0.0, pairs=None) -> np.ndarray:
+    """The gradient of `penalty` (all weights; the step masks the untuned ones)."""
+    g = 2.0 * reg * (wf - W0) / 1e4 if reg else np.zeros_like(wf)
+    if smooth and pairs is not None and len(pairs):
+        d = 2.0 * smooth * (wf[pairs[:, 0]] - wf[pairs[:, 1]]) / 1e4
+        np.add.at(g, pairs[:, 0], d)
+        np.add.at(g, pairs[:, 1], -d)
+    return g
 
 
 def gradient_epoch(state, traces, results, K, mask, batch_size=16384, seed=0, reg=0.0,
-                   W0=None):
+                   W0=None, smooth=0.0, pairs=None):
     """One pass over the data in shuffled mini-batches (seeded: repeatable; batch_size 0: the
     full batch, one step); returns E before. `traces`: a `tuner.texel.sparse.LinearSet` or Wasp's
-    sparse traces. With reg > 0 the gradient of `penalty` toward W0 is added to every step."""
+    sparse traces. With reg or smooth > 0 the gradient of `penalty` is added to every step."""
     from .sparse import as_linear, gradient
 
     ls = as_linear(traces)
@@ -278,8 +356,8 @@ def gradient_epoch(state, traces, results, K, mask, batch_size=16384, seed=0, re
     total = 0.0
     for batch in batches:
         g, e = gradient(state.wf, ls, results, K, batch)
-        if reg:
-            g = g + 2.0 * reg * (state.wf - W0) / 1e4
+        if reg or smooth:
+            g = g + penalty_gradient(state.wf, W0, reg, smooth, pairs)
         total += e * (n if batch is None else len(batch))
         state.step(g, mask)
     return total / max(1, n)

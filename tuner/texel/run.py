@@ -60,8 +60,10 @@ class RunConfig:
     k: float = 0.0  # 0: fit
     lr: float = 0.0  # 0: the method's default (recorded in run.json as the rate used)
     batch_size: int = 16384
-    reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
+    reg: float | None = None  # L2 pull toward the starting weights (methods.penalty);
+    # None: methods.default_reg of the training set, settled at the start
     min_count: int = 0  # tune only weights counting in this many training positions
+    smooth: float = 0.0  # pull between neighbouring squares of a table (methods.penalty)
     patience: int = 2  # stop after this many passes without a lower validation E (0: never)
 
 
@@ -136,6 +138,7 @@ class _Session:
     gradient: bool  # a gradient method (one epoch a pass) rather than a coordinate search
     indices: np.ndarray  # the weights tuned
     W0: np.ndarray  # the starting weights (float), for the regularisation
+    pairs: np.ndarray  # neighbouring squares of the tables (methods.neighbour_pairs)
     t_start: float  # time.time() less the run's earlier tuning time
     leaves_t: np.ndarray | None = None
     leaves_v: np.ndarray | None = None
@@ -291,19 +294,28 @@ class Run(TuningRun):
             if self.state.frequent is None:
                 from .sparse import sparse_traces
 
-                kept = M.frequent(indices, sparse_traces(self.W, train.rows, c.threads),
-                                  c.min_count)
+                counts = M.linear_counts(sparse_traces(self.W, train.rows, c.threads))
+                kept = M.frequent(indices, counts, c.min_count)
                 self.state.frequent = [int(i) for i in kept]
                 self._save()
                 log(f"min count {c.min_count}: {len(kept)} of {len(indices)} weights tuned")
             indices = np.asarray(self.state.frequent, dtype=np.int64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
+        if c.reg is None:  # settled once, at the start, and kept in run.json
+            for line in M.data_warnings(len(train), len(indices), len(valid)):
+                log(line)
+            c.reg = M.default_reg(len(train), len(indices))
+            self.write_config()
+            log(f"reg {c.reg:g} (-reg; the default for {len(train)} positions and "
+                f"{len(indices)} weights)")
         if not gradient:  # term by term (opening, endgame), as `wasp-tune trace` goes
             indices = np.asarray(sorted(indices, key=lambda i: (P.PARAM_OF[i], P.ELEMENT_OF[i],
                                                                 P.PHASE_OF[i])), dtype=np.int64)
+        pairs = M.neighbour_pairs([M.weight_label(i) for i in range(P.N_WEIGHTS)]) \
+            if c.smooth else None
         return _Session(train, valid, sc, self.K, gradient, indices,
-                        np.array(self.state.W0, dtype=np.float64),
+                        np.array(self.state.W0, dtype=np.float64), pairs,
                         time.time() - self.state.elapsed)
 
     def _resolve_leaves(self, s: _Session):
@@ -364,7 +376,7 @@ class Run(TuningRun):
         non-linear one's from the evaluation itself."""
         c = self.config
         score = self._linear_e(s, W) if P.LINEAR[i] else s.e_train
-        return lambda Wx: score(Wx) + M.penalty(Wx, s.W0, c.reg, s.indices)
+        return lambda Wx: score(Wx) + M.penalty(Wx, s.W0, c.reg, s.indices, c.smooth, s.pairs)
 
     def _gradient_epoch(self, s: _Session, log):
         """A gradient method's pass: one epoch over the training leaves, then a checkpoint of
@@ -383,7 +395,8 @@ class Run(TuningRun):
         mask = np.zeros(P.N_WEIGHTS, dtype=bool)
         mask[s.indices] = True
         M.gradient_epoch(s.gstate, s.traces, s.train.results, s.K, mask, c.batch_size,
-                         seed=c.seed * 100003 + p, reg=c.reg, W0=s.W0)
+                         seed=c.seed * 100003 + p, reg=c.reg, W0=s.W0, smooth=c.smooth,
+                         pairs=s.pairs)
         W_new = s.gstate.rounded(W)
         moved = int(np.sum(W_new != W))
         e_t, e_v = s.e_train(W_new), s.e_valid(W_new)

@@ -19,19 +19,29 @@ STATE_FILE = "state.json"
 
 @dataclass
 class Best:
-    """The values of the lowest validation E so far (params.txt) and the pass after which they
-    were reached (0: the start)."""
+    """The values of the lowest validation E so far (params.txt), the pass in which they were
+    reached (0: the start) and, for a run that checks every few steps, the step (counted over
+    the run)."""
 
     passes: int
     e_valid: float
     W: list
+    step: int | None = None
 
     def to_json(self) -> dict:
-        return {"pass": self.passes, "e_valid": self.e_valid, "W": self.W}
+        d = {"pass": self.passes, "e_valid": self.e_valid, "W": self.W}
+        if self.step is not None:
+            d["step"] = self.step
+        return d
 
     @classmethod
     def from_json(cls, d: dict | None) -> "Best | None":
-        return None if d is None else cls(d["pass"], d["e_valid"], d["W"])
+        return None if d is None else cls(d["pass"], d["e_valid"], d["W"], d.get("step"))
+
+    def where(self) -> str:
+        """'pass 3' or 'step 40 (pass 1)'."""
+        return f"pass {self.passes}" if self.step is None else \
+            f"step {self.step} (pass {self.passes})"
 
 
 def csv_row(values) -> str:
@@ -100,7 +110,9 @@ class TuningRun:
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as f:
                     lines = f.read().splitlines() or lines
-            write_text(path, "\n".join(lines[:1 + run.rows(name)]) + "\n")
+            kept = lines[:1 + run.rows(name)]
+            if kept != lines or not os.path.exists(path):  # a finished run's logs stay as they are
+                write_text(path, "\n".join(kept) + "\n")
         return run
 
     def write_config(self) -> None:
@@ -126,28 +138,33 @@ class TuningRun:
         finally:
             lock.release()
 
-    def keep_best(self, done: int, e_valid: float, W, log) -> None:
-        """After pass `done` (0: the start), keep `W` if `e_valid` is the lowest validation E so
-        far; count the passes without a gain and stop after the settings' `patience`."""
+    def keep_best(self, done: int, e_valid: float, W, log, step=None, checks=None) -> None:
+        """After pass `done` (0: the start), or at `step` of it, keep `W` if `e_valid` is the
+        lowest validation E so far; count the passes (or, with `checks` a pass, the checks)
+        without a gain and stop after the settings' `patience` passes' worth."""
         if not np.isfinite(e_valid):  # no validation set: params.txt follows the run
             return
         st = self.state
         best = st.best
         if best is None or e_valid < best.e_valid:
-            st.best = Best(done, float(e_valid), list(W))
+            st.best = Best(done, float(e_valid), list(W), step)
             st.stale = 0
             return
         st.stale = (st.stale or 0) + 1
-        log(f"validation E {e_valid:.6f} is above its lowest, {best.e_valid:.6f} after pass "
-            f"{best.passes} ({st.stale} pass{'es' if st.stale > 1 else ''}"
-            f" without a gain: fitting the training set's noise)")
-        patience = self.config.patience
+        unit = "check" if checks else "pass"
+        plural = f"{unit}{'es' if unit == 'pass' else 's'}"
+        if not checks:
+            log(f"validation E {e_valid:.6f} is not below its lowest, {best.e_valid:.6f} after "
+                f"{best.where()} ({st.stale} {plural if st.stale > 1 else unit}"
+                f" without a gain: fitting the training set's noise)")
+        patience = self.config.patience * (checks or 1)
         if patience and st.stale >= patience:
             st.done = True
             st.stopped = "patience"
-            log(f"stopping: {st.stale} passes without a lower validation E "
-                f"(-patience {patience}); params.txt holds pass {best.passes}'s values, "
-                f"params-last.txt the last ones")
+            at = "" if step is None else f" at step {step}"
+            log(f"stopping{at}: {st.stale} {plural} without a lower validation E "
+                f"(-patience {self.config.patience}); params.txt holds the values of "
+                f"{best.where()}, params-last.txt the last ones")
 
     @property
     def best_W(self) -> np.ndarray:

@@ -5,7 +5,7 @@ import sys
 import textwrap
 import time
 
-from tuner.texel import add_set_flags
+from tuner.texel import add_fit_flags, add_set_flags, fit_settings
 from wasp.cliargs import ArgumentParser
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, CliError, fail, file_problem
 
@@ -68,6 +68,11 @@ def build_parser():
     ap.add_argument("-patience", type=int, default=3,
                     help="stop after N passes without a lower validation E (default 3; 0: "
                          "never)")
+    ap.add_argument("-valid-every", type=int, default=10, metavar="N",
+                    help="adam: check the validation E every N steps, keep the values of the "
+                         "lowest and stop at a check when -patience passes' worth of checks "
+                         "found none lower (default 10; 0: at the end of each pass)")
+    add_fit_flags(ap)
     ap.add_argument("-float", dest="as_float", action="store_true",
                     help="write values with decimals (default: rounded to integers)")
     ap.add_argument("-no-check", action="store_true",
@@ -186,6 +191,9 @@ def run(args):
                         f"directory", EXIT_USAGE)
         if args.lr <= 0 or args.epochs <= 0:
             raise _Fail("-lr and -epochs must be positive", EXIT_USAGE)
+        if args.valid_every < 0:
+            raise _Fail("-valid-every must not be negative", EXIT_USAGE)
+        fit = fit_settings(args)
         train = _read(args.trace, "trace", use_cache)
         valid = None
         if args.valid_data:
@@ -207,9 +215,13 @@ def run(args):
                              method=args.method, params=list(args.params), k=args.k,
                              lr=args.lr, epochs=args.epochs, max_passes=args.max_passes,
                              patience=args.patience, as_float=args.as_float,
-                             threads=args.threads)
+                             threads=args.threads, valid_every=args.valid_every, **fit)
         run_ = TraceRun.create(args.dir, config)
     W = run_.tune(train, valid, progress=not args.quiet)
+    best = run_.state.best
+    if valid is not None and best is not None and best.passes == 0 and not best.step:
+        print("the start values kept the lowest validation E: nothing the training set taught "
+              "held on the validation set (more data, fewer terms with -params, or -reg)")
     W = np.asarray(W) if run_.config.as_float else np.rint(W)
     lines = moved_most(train, W, args.top)
     if lines:

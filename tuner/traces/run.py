@@ -11,11 +11,16 @@ over `tuner.texel.sparse.gradient`, the coordinate steps `tuner.texel.methods.tu
   current ones), one line a term in the trace's own ``terms`` form; ``params-last.txt``: the
   current ones;
 - ``passes.csv``: E of each pass (pass 0: the start values); a pass is ``epochs`` full-batch
-  Adam steps, or one binary search of every chosen weight;
+  Adam steps, or one binary search of every chosen weight (a run that stops inside a pass ends
+  on a row of the steps it took);
+- ``checks.csv``: with a validation trace, E of both traces every ``valid_every`` Adam steps
+  (step counted over the run): the granularity at which the best values are kept and the run
+  stops;
 - ``state.json`` (and ``adam-<pass>.npz``, Adam's weights and moments): where the run stands,
   written after every pass, so ``-resume`` goes on from the last one.
 """
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -29,15 +34,22 @@ from tuner.texel import (
     GradientState,
     LinearObjective,
     TuningRun,
+    data_warnings,
+    default_reg,
     error,
     fit_k,
+    frequent,
     gradient_epoch,
+    linear_counts,
+    neighbour_pairs,
+    penalty,
     select_matching,
     tune_parameter,
 )
 from wasp.atomicfile import replacing, write_text
 
 PASS_COLUMNS = ["pass", "moved", "e_train", "e_valid", "lr", "time"]
+CHECK_COLUMNS = ["step", "pass", "e_train", "e_valid"]
 TRACE_METHODS = (ADAM, BINARY)
 
 
@@ -50,13 +62,23 @@ class TraceConfig:
     k: float = 0.0  # 0: fit
     lr: float = 1.0  # Adam's step, centipawns
     epochs: int = 100  # Adam: full-batch steps a pass
-    max_passes: int = 0  # 0: adam 50, binary 10
+    max_passes: int = 0  # 0: adam 50, binary 10 (run.json records the number used)
     patience: int = 3  # passes without a lower validation E before stopping (0: never)
     as_float: bool = False  # params.txt with decimals (default: rounded)
     threads: int = 2
+    valid_every: int = 10  # Adam: steps between validation checks (0: at the end of a pass)
+    reg: float | None = None  # pull toward the start values (None: methods.default_reg)
+    min_count: int = 0  # tune only weights counting in this many training positions
+    smooth: float = 0.0  # pull between neighbouring squares of a table
 
     def passes(self):
         return self.max_passes or (50 if self.method == ADAM else 10)
+
+    def checks_a_pass(self, valid=True) -> int:
+        """Validation checks in an Adam pass (0: the pass's end is the check)."""
+        if self.method != ADAM or not self.valid_every or not valid:
+            return 0
+        return math.ceil(self.epochs / self.valid_every)
 
 
 def weight_keys(trace):
@@ -95,12 +117,15 @@ class TraceState:
     best: Best | None = None
     stopped: str = ""  # "patience" when the run stopped for it
     adam: str = ""  # Adam's last checkpoint (adam-<pass>.npz)
+    steps: int = 0  # Adam steps over the run
+    checks: int = 0  # rows of checks.csv
 
     @classmethod
     def from_json(cls, d: dict) -> "TraceState":
         return cls(W=d["W"], passes=d["pass"], done=d["done"], K=d["K"], lr=d["lr"],
                    elapsed=d["elapsed"], stale=d["stale"], best=Best.from_json(d["best"]),
-                   stopped=d.get("stopped", ""), adam=d.get("adam", ""))
+                   stopped=d.get("stopped", ""), adam=d.get("adam", ""),
+                   steps=d.get("steps", 0), checks=d.get("checks", 0))
 
     def to_json(self) -> dict:
         d = {"pass": self.passes, "done": self.done, "K": self.K, "W": self.W, "lr": self.lr,
@@ -110,6 +135,10 @@ class TraceState:
             d["adam"] = self.adam
         if self.stopped:
             d["stopped"] = self.stopped
+        if self.steps:
+            d["steps"] = self.steps
+        if self.checks:
+            d["checks"] = self.checks
         return d
 
 
@@ -119,12 +148,14 @@ class TraceRun(TuningRun):
 
     CONFIG = TraceConfig
     STATE = TraceState
-    LOGS = {"passes.csv": PASS_COLUMNS}
+    LOGS = {"passes.csv": PASS_COLUMNS, "checks.csv": CHECK_COLUMNS}
 
     def __repr__(self):
         return f"TraceRun({self.dir!r}, method={self.config.method}, pass={self.state.passes})"
 
     def rows(self, log):
+        if log == "checks.csv":
+            return self.state.checks
         return self.state.passes + 1  # pass 0, the start values, then one row a pass
 
     @classmethod
@@ -132,6 +163,7 @@ class TraceRun(TuningRun):
         if config.method not in TRACE_METHODS:
             raise ValueError(f"unknown method {config.method!r} (one of "
                              f"{', '.join(TRACE_METHODS)})")
+        config.max_passes = config.passes()
         return cls.start(run_dir, config, TraceState(K=float(config.k), lr=config.lr))
 
     def _save(self, trace):
@@ -149,7 +181,8 @@ class TraceRun(TuningRun):
 
     def tune(self, train, valid=None, progress=True, log=print):
         """Run passes until nothing moves, the pass limit or `patience` passes without a lower
-        validation E; returns the values of params.txt (float weights)."""
+        validation E (checked every `valid_every` Adam steps, so the run can stop inside a
+        pass); returns the values of params.txt (float weights)."""
         from tqdm import tqdm
 
         from tuner.texel import set_threads
@@ -159,10 +192,10 @@ class TraceRun(TuningRun):
         set_threads(c.threads)
         if valid is not None:
             same_terms(train, valid)
-        indices = select_trace_weights(train, c.params)
-        if st.W is None:
-            st.W = [float(v) for v in train.start_weights()]
+        indices = self._tuned(train, valid, log)
         W0 = train.start_weights()
+        if st.W is None:
+            st.W = [float(v) for v in W0]
         if not st.K:
             st.K = float(c.k) if c.k else fit_k(train.scores(W0), train.results)
             c.k = st.K
@@ -170,6 +203,8 @@ class TraceRun(TuningRun):
             log(f"K = {st.K:.6f}")
         K = st.K
         t_start = time.time() - st.elapsed
+        pairs = neighbour_pairs(train.labels()) if c.smooth else None
+        per_pass = c.checks_a_pass(valid is not None)
 
         def e_of(trace, W):
             return np.nan if trace is None else error(trace.scores(W), trace.results, K)
@@ -177,7 +212,7 @@ class TraceRun(TuningRun):
         if st.passes == 0:
             e_t, e_v = e_of(train, W0), e_of(valid, W0)
             self.append("passes.csv", [0, 0, e_t, e_v, c.lr, 0.0])
-            self.keep_best(0, e_v, st.W, log)
+            self.keep_best(0, e_v, st.W, log, step=0 if per_pass else None)
             self._save(train)
             log(f"start: E train {e_t:.6f}" + (f" valid {e_v:.6f}" if valid else ""))
         mask = np.zeros(train.n_weights, dtype=bool)
@@ -197,8 +232,8 @@ class TraceRun(TuningRun):
                         with np.load(self.path(st.adam)) as z:
                             gstate.restore(z)
                 gstate.lr = st.lr
-                for _ in range(c.epochs):
-                    gradient_epoch(gstate, train.linear, train.results, K, mask, 0)
+                steps = self._adam_pass(p, gstate, train, valid, mask, W0, pairs, e_of, log,
+                                        per_pass)
                 W_new = gstate.wf.copy()
                 previous, st.adam = st.adam, f"adam-{p}.npz"
                 with replacing(self.path(st.adam), ".npz") as tmp:
@@ -209,13 +244,18 @@ class TraceRun(TuningRun):
                     obj = LinearObjective(train.linear, train.results, K, Wi)
                 else:
                     obj.commit(Wi)
+
+                def f(Wx, obj=obj):
+                    return obj(Wx) + penalty(Wx, W0, c.reg, indices, c.smooth, pairs)
+
                 inner = tqdm(indices, desc=f"pass {p}", unit="w", leave=False,
                              disable=not progress)
                 for i in inner:
-                    old, new, _ = tune_parameter(BINARY, obj, Wi, int(i), obj.E)
+                    old, new, _ = tune_parameter(BINARY, f, Wi, int(i), f(Wi))
                     if new != old:
                         obj.commit(Wi)
                 W_new = Wi.astype(np.float64)
+                steps = 0
             before, after = self._values(W), self._values(W_new)
             moved = int(np.sum(np.abs(after - before) > (1e-2 if c.as_float else 0.5)))
             st.W = [float(v) for v in W_new]
@@ -224,10 +264,16 @@ class TraceRun(TuningRun):
             st.passes = p
             st.elapsed = time.time() - t_start
             self.append("passes.csv", [p, moved, e_t, e_v, st.lr, round(st.elapsed, 3)])
-            self.keep_best(p, e_v, st.W, log)
-            if moved == 0:
+            if not per_pass:
+                self.keep_best(p, e_v, st.W, log)
+            elif not st.done:
+                log(f"pass {p}: E train {e_t:.6f} valid {e_v:.6f}; the lowest validation E "
+                    f"{st.best.e_valid:.6f} after {st.best.where()}")
+            if moved == 0 and not st.done:
                 st.done = True
                 log(f"pass {p}: no weight moved: converged")
+            if st.done and st.stopped == "patience" and steps < c.epochs:
+                log(f"pass {p} ended after {steps} of its {c.epochs} steps")
             self._save(train)
             if c.method == ADAM and previous and os.path.exists(self.path(previous)):
                 os.remove(self.path(previous))  # the state now points at this pass's moments
@@ -235,6 +281,65 @@ class TraceRun(TuningRun):
             bar.set_postfix(E=f"{e_t:.6f}", moved=moved)
         bar.close()
         return self.best_W
+
+    def _tuned(self, train, valid, log) -> np.ndarray:
+        """The weights tuned (-params, then -min-count) and, at the start of a run, the lines
+        that say the data is small and the -reg it then takes."""
+        c, st = self.config, self.state
+        indices = select_trace_weights(train, c.params)
+        if c.min_count > 0:
+            kept = frequent(indices, linear_counts(train.linear), c.min_count)
+            if st.passes == 0:
+                log(f"min count {c.min_count}: {len(kept)} of {len(indices)} weights tuned")
+            indices = kept
+        if len(indices) == 0:
+            raise ValueError(f"no weights to tune (-min-count {c.min_count} leaves none)")
+        if st.passes == 0:
+            valid_n = None if valid is None else len(valid)
+            for line in data_warnings(len(train), len(indices), valid_n):
+                log(line)
+        if c.reg is None:  # a run begun before -reg existed tuned without the pull
+            c.reg = default_reg(len(train), len(indices)) if st.passes == 0 else 0.0
+            self.write_config()
+            log(f"reg {c.reg:g} (the default for {len(train)} positions and {len(indices)} "
+                f"weights; -reg to choose)")
+        return indices
+
+    def _adam_pass(self, p, gstate, train, valid, mask, W0, pairs, e_of, log, per_pass) -> int:
+        """Pass p of Adam: `epochs` full-batch steps, the validation E checked every
+        `valid_every` of them (checks.csv), the best kept and the run stopped at a check when
+        `patience` passes' worth of checks found no lower E. Returns the steps taken."""
+        c, st = self.config, self.state
+        steps = 0
+        for s in range(1, c.epochs + 1):
+            gradient_epoch(gstate, train.linear, train.results, st.K, mask, 0, reg=c.reg,
+                           W0=W0, smooth=c.smooth, pairs=pairs)
+            steps = s
+            step = st.steps + s
+            if not per_pass or (s % c.valid_every and s != c.epochs):
+                continue
+            Wv = self._values(gstate.wf)
+            e_t, e_v = e_of(train, Wv), e_of(valid, Wv)
+            self.append("checks.csv", [step, p, e_t, e_v])
+            st.checks += 1
+            if step == c.valid_every:
+                self._first_check(train, valid, W0, e_t, e_v, e_of, log)
+            self.keep_best(p, e_v, [float(v) for v in gstate.wf], log, step=step,
+                           checks=per_pass)
+            if st.done:
+                break
+        st.steps += steps
+        return steps
+
+    def _first_check(self, train, valid, W0, e_t, e_v, e_of, log):
+        """A line when the validation E rose over the first steps while the training E fell:
+        the two sets disagree about the direction of every step."""
+        e_t0, e_v0 = e_of(train, W0), e_of(valid, W0)
+        if e_v > e_v0 and e_t < e_t0:
+            log(f"warning: over the first {self.config.valid_every} steps the training E fell "
+                f"({e_t0:.6f} -> {e_t:.6f}) and the validation E rose ({e_v0:.6f} -> "
+                f"{e_v:.6f}): the two sets disagree (games from different books, engines or "
+                f"time controls?); split one set of games by game for both")
 
 
 def moved_most(trace, W, count=10):

@@ -172,14 +172,14 @@ def test_regularised_gradient_descent_stays_near_the_start(setup):
     assert drift[1.0] < drift[0.0] / 3  # the pull toward the start holds them
 
 
-def test_weight_counts_are_the_positions_a_term_counts_in(setup):
+def test_linear_counts_are_the_positions_a_term_counts_in(setup):
     import chess
 
     ps, sc, W0, q, leaves = setup
     boards = [chess.Board(" ".join(line.split()[:4]))
               for line in open(DATA / "tuner_quiet_200.epd") if line.strip()]
     assert len(boards) == len(ps)
-    counts = M.weight_counts(sparse_traces(W0, ps.rows, 2))
+    counts = M.linear_counts(sparse_traces(W0, ps.rows, 2))
 
     def differ(piece):
         return sum(len(b.pieces(piece, chess.WHITE)) != len(b.pieces(piece, chess.BLACK))
@@ -190,7 +190,22 @@ def test_weight_counts_are_the_positions_a_term_counts_in(setup):
         assert counts[P.weight_index(name, 0, "mg")] == differ(piece)
         assert counts[P.weight_index(name, 0, "eg")] == differ(piece)
     indices = M.select_weights(["*_value"])
-    assert list(M.frequent(indices, sparse_traces(W0, ps.rows, 2), 0)) == list(indices)
-    kept = M.frequent(indices, sparse_traces(W0, ps.rows, 2), differ(chess.QUEEN) + 1)
+    assert list(M.frequent(indices, counts, 0)) == list(indices)
+    kept = M.frequent(indices, counts, differ(chess.QUEEN) + 1)
     assert P.weight_index("queen_value", 0, "mg") not in kept
     assert set(kept) == {i for i in indices if counts[i] > differ(chess.QUEEN)}
+
+
+def test_neighbour_pairs_join_squares_of_one_table_and_smoothing_pulls_them_together():
+    labels = [f"pst_knight[{sq}].mg" for sq in range(64)] + ["tempo"] + \
+        [f"few[{i}]" for i in range(8)]
+    pairs = M.neighbour_pairs(labels)
+    assert len(pairs) == 2 * 8 * 7  # files and ranks of one 8x8 table; 'few' is no table
+    assert {tuple(p) for p in pairs} >= {(0, 1), (0, 8), (62, 63), (55, 63)}
+    assert (7, 8) not in {tuple(p) for p in pairs}  # h1 and a2 are not neighbours
+    W0 = np.zeros(len(labels))
+    wf = W0.copy()
+    wf[27] = 100.0  # one square off its neighbours
+    g = M.penalty_gradient(wf, W0, 0.0, 1.0, pairs)
+    assert g[27] > 0 and g[26] < 0 and g[19] < 0 and g[0] == 0
+    assert M.penalty(wf, W0, 0.0, smooth=1.0, pairs=pairs) == 4.0  # four neighbours, 1 each

@@ -110,6 +110,7 @@ def test_check_finds_a_term_the_trace_left_out(tmp_path):
 def _tune(path, tmp_path, method, valid=None, **kw):
     tr = read_trace(path)
     vt = read_trace(valid) if valid else None
+    kw.setdefault("reg", 0.0)  # these tests recover planted weights: no pull toward the start
     run = TraceRun.create(tmp_path / f"run-{method}", TraceConfig(trace=str(path),
                                                                   method=method, **kw))
     return tr, run, run.tune(tr, vt, progress=False, log=lambda *_: None)
@@ -158,10 +159,10 @@ def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path):
     path = tmp_path / "planted.trace"
     write_synthetic(path, n=2000, seed=5)
     tr = read_trace(path)
-    whole = TraceRun.create(tmp_path / "whole", TraceConfig(trace=str(path), k=1.0,
+    whole = TraceRun.create(tmp_path / "whole", TraceConfig(trace=str(path), k=1.0, reg=0.0,
                                                             max_passes=3, epochs=20))
     W1 = whole.tune(tr, progress=False, log=lambda *_: None)
-    part = TraceRun.create(tmp_path / "part", TraceConfig(trace=str(path), k=1.0,
+    part = TraceRun.create(tmp_path / "part", TraceConfig(trace=str(path), k=1.0, reg=0.0,
                                                           max_passes=1, epochs=20))
     part.tune(tr, progress=False, log=lambda *_: None)
     part.config.max_passes = 3
@@ -178,7 +179,7 @@ def test_validation_keeps_the_values_of_the_lowest_validation_error(tmp_path):
     write_synthetic(path, n=600, seed=2)  # small: the training set's noise gets fitted
     write_synthetic(valid, n=3000, seed=9)
     tr, run, W = _tune(path, tmp_path, M.ADAM, valid=valid, k=1.0, lr=3.0, epochs=50,
-                       max_passes=12, patience=0)
+                       max_passes=12, patience=0, valid_every=0)
     import csv
 
     rows = list(csv.DictReader(open(os.path.join(run.dir, "passes.csv"))))
