@@ -8,7 +8,7 @@ from wasp.lazyimport import face
 __all__, __getattr__, __dir__ = face(__name__, {
     "cli": "add_fit_flags add_set_flags fit_settings",
     "kernels": "unpack_row",
-    "methods": ("ADAM BINARY METHODS GradientState data_warnings default_reg frequent "
+    "methods": ("ADAM BINARY METHODS GradientState data_warnings frequent "
                 "gradient_epoch linear_counts neighbour_pairs penalty select_matching "
                 "select_weights tune_parameter"),
     "objective": "Scorer error fit_k set_threads",

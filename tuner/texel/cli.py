@@ -56,11 +56,11 @@ def add_set_flags(p):
 def add_fit_flags(p):
     """The flags that keep the tuner from fitting a small set's noise, for `wasp-tune run` and
     `wasp-tune trace` alike: -reg, -min-count and -smooth, on a parser or a group."""
-    p.add_argument("-reg", type=float, default=None,
+    p.add_argument("-reg", type=float, default=0.0,
                    help="L2 pull toward the start values: the objective is E + REG * "
                         "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
-                        f"100 cp (default: {SMALL_SET_REG:g} when the training set has fewer "
-                        f"than {FEW_POSITIONS_PER_WEIGHT} positions a tuned weight, else 0)")
+                        f"100 cp (default 0: off; try {SMALL_SET_REG:g} when the training set has "
+                        f"fewer than {FEW_POSITIONS_PER_WEIGHT} positions a tuned weight)")
     p.add_argument("-min-count", type=int, default=0,
                    help="tune only weights that count in at least this many training "
                         "positions (rarer ones keep their values; default 0: all)")
@@ -72,7 +72,7 @@ def add_fit_flags(p):
 
 def fit_settings(args) -> dict:
     """The settings `add_fit_flags` read, as the run configurations name them."""
-    if args.reg is not None and args.reg < 0 or args.min_count < 0 or args.smooth < 0:
+    if args.reg < 0 or args.min_count < 0 or args.smooth < 0:
         raise CliError("-reg, -min-count and -smooth must not be negative", EXIT_USAGE)
     return {"reg": args.reg, "min_count": args.min_count, "smooth": args.smooth}
 

@@ -251,19 +251,12 @@ def frequent(indices, counts, min_count):
     return np.asarray([i for i in indices if counts[i] >= min_count], dtype=np.int64)
 
 
-# Below this many training positions a tuned weight, the data is small against the terms: the
-# default regularisation is on and a line says so before tuning (docs/traces.md, "Small sets").
+# Below this many training positions a tuned weight, the data is small against the terms: a
+# line says so before tuning and names the pull to try (docs/traces.md, "Small sets").
 FEW_POSITIONS_PER_WEIGHT = 1000
-SMALL_SET_REG = 1e-4  # the default -reg on a small set
+SMALL_SET_REG = 1e-4  # the -reg the warning suggests on a small set
 FEW_VALID_POSITIONS = 10000  # a validation set smaller than this chooses values by chance
 FEW_VALID_GAMES = 150
-
-
-def default_reg(n_positions, n_weights) -> float:
-    """The -reg a run takes when none is given: `SMALL_SET_REG` when the training set has fewer
-    than `FEW_POSITIONS_PER_WEIGHT` positions a tuned weight, else 0."""
-    small = n_positions < FEW_POSITIONS_PER_WEIGHT * max(1, n_weights)
-    return SMALL_SET_REG if small else 0.0
 
 
 def data_warnings(n_train, n_weights, n_valid=None, valid_games=None) -> list[str]:
@@ -274,8 +267,8 @@ def data_warnings(n_train, n_weights, n_valid=None, valid_games=None) -> list[st
     if per < FEW_POSITIONS_PER_WEIGHT:
         out.append(f"warning: {n_train} training positions for {n_weights} weights ({per:.0f} "
                    f"a weight, under {FEW_POSITIONS_PER_WEIGHT}) will fit noise: more data, "
-                   f"fewer terms (-params), or a pull toward the start values (-reg; "
-                   f"{SMALL_SET_REG:g} unless given)")
+                   f"fewer terms (-params), or a pull toward the start values (try -reg "
+                   f"{SMALL_SET_REG:g})")
     if n_valid is not None and (n_valid < FEW_VALID_POSITIONS or
                                 (valid_games is not None and valid_games < FEW_VALID_GAMES)):
         games = "" if valid_games is None else f" from {valid_games} games"

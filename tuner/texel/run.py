@@ -60,8 +60,7 @@ class RunConfig:
     k: float = 0.0  # 0: fit
     lr: float = 0.0  # 0: the method's default (recorded in run.json as the rate used)
     batch_size: int = 16384
-    reg: float | None = None  # L2 pull toward the starting weights (methods.penalty);
-    # None: methods.default_reg of the training set, settled at the start
+    reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
     min_count: int = 0  # tune only weights counting in this many training positions
     smooth: float = 0.0  # pull between neighbouring squares of a table (methods.penalty)
     patience: int = 2  # stop after this many passes without a lower validation E (0: never)
@@ -302,13 +301,11 @@ class Run(TuningRun):
             indices = np.asarray(self.state.frequent, dtype=np.int64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
-        if c.reg is None:  # settled once, at the start, and kept in run.json
+        if c.reg is None:  # a run.json that recorded no pull
+            c.reg = 0.0
+        if self.state.passes == 0:
             for line in M.data_warnings(len(train), len(indices), len(valid)):
                 log(line)
-            c.reg = M.default_reg(len(train), len(indices))
-            self.write_config()
-            log(f"reg {c.reg:g} (-reg; the default for {len(train)} positions and "
-                f"{len(indices)} weights)")
         if not gradient:  # term by term (opening, endgame), as `wasp-tune trace` goes
             indices = np.asarray(sorted(indices, key=lambda i: (P.PARAM_OF[i], P.ELEMENT_OF[i],
                                                                 P.PHASE_OF[i])), dtype=np.int64)

@@ -35,7 +35,6 @@ from tuner.texel import (
     LinearObjective,
     TuningRun,
     data_warnings,
-    default_reg,
     error,
     fit_k,
     frequent,
@@ -67,7 +66,7 @@ class TraceConfig:
     as_float: bool = False  # params.txt with decimals (default: rounded)
     threads: int = 2
     valid_every: int = 10  # Adam: steps between validation checks (0: at the end of a pass)
-    reg: float | None = None  # pull toward the start values (None: methods.default_reg)
+    reg: float = 0.0  # pull toward the start values (methods.penalty)
     min_count: int = 0  # tune only weights counting in this many training positions
     smooth: float = 0.0  # pull between neighbouring squares of a table
 
@@ -299,10 +298,7 @@ class TraceRun(TuningRun):
             for line in data_warnings(len(train), len(indices), valid_n):
                 log(line)
         if c.reg is None:  # a run begun before -reg existed tuned without the pull
-            c.reg = default_reg(len(train), len(indices)) if st.passes == 0 else 0.0
-            self.write_config()
-            log(f"reg {c.reg:g} (the default for {len(train)} positions and {len(indices)} "
-                f"weights; -reg to choose)")
+            c.reg = 0.0
         return indices
 
     def _adam_pass(self, p, gstate, train, valid, mask, W0, pairs, e_of, log, per_pass) -> int:

@@ -61,15 +61,16 @@ def test_regularisation_lowers_validation_error_on_a_small_planted_set(tmp_path)
     assert e[1e-3] < e[0.0] - 1e-4, e
 
 
-def test_small_data_gets_a_warning_and_the_default_pull(tmp_path):
+def test_small_data_gets_a_warning_that_names_the_pull(tmp_path):
     train, valid = tmp_path / "t.trace", tmp_path / "v.trace"
     write_synthetic(train, n=2000, seed=2)  # 111 positions a weight
     write_synthetic(valid, n=500, seed=9)
     run, _, out = _run(tmp_path, "r", train, valid, epochs=10, max_passes=1)
     assert "warning: 2000 training positions for 18 weights" in out and "-params" in out
+    assert "try -reg 0.0001" in out
     assert "warning: the validation set (500 positions)" in out
     config = json.loads(open(os.path.join(run.dir, "run.json")).read())
-    assert config["reg"] > 0 and config["max_passes"] == 1
+    assert config["reg"] == 0 and config["max_passes"] == 1
     # the default pass count is recorded as the number used
     run2 = TraceRun.create(tmp_path / "d", TraceConfig(trace=str(train)))
     assert json.loads(open(os.path.join(run2.dir, "run.json")).read())["max_passes"] == 50
