@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import selfplay
-from .run import Loop, closing_summary, match_figures, report_text, write_report
+from .run import Loop, closing_summary
 
 STAGES = ("data", "trace", "tune", "sprt", "report")
 EPD_BLOCK = 64  # EPD lines kept together on one side of the split
@@ -352,35 +352,18 @@ class EngineLoop(Loop):
         from tuner.traces import moved_most, read_terms
 
         c = self.config
-        with open(self.path("data", "summary.json"), encoding="utf-8") as f:
-            data = json.load(f)
-        with open(self.path("tune", "run.json"), encoding="utf-8") as f:
-            K = float(json.load(f)["k"])
-        with open(self.path("tune", "done.json"), encoding="utf-8") as f:
-            tuned_info = json.load(f)
+        data, K, tuned = self.tuning_records()
         train, valid = self._traces()
         W0 = train.start_weights()
         W1 = _weights(train, read_terms(self.tuned_params()))
         E = {name: [error(tr.scores(W), tr.results, K) for W in (W0, W1)]
              for name, tr in (("train", train), ("valid", valid))}
-        elo0, elo1 = self.sprt_bounds()
-        rep = {
-            "start": "the trace's start values", "opponent": "start",
-            "engine": c.tuned_engine, "selfplay_games": int(data.get("games") or 0)
-            if not c.data else 0, "data": list(c.data),
-            "positions": data["positions"], "train": data["train"], "valid": data["valid"],
-            "K": K, "tuning_seconds": round(tuned_info["tuning_seconds"], 1),
-            "passes": tuned_info["passes"], "best_pass": tuned_info.get("best_pass"),
-            "changed_weights": int(np.sum(W0 != W1)),
-            "E_train_before": E["train"][0], "E_train_after": E["train"][1],
-            "E_valid_before": E["valid"][0], "E_valid_after": E["valid"][1],
-            "E_valid_rose": bool(E["valid"][1] > E["valid"][0]),
-            **match_figures(self.path("sprt", "match"), elo0, elo1),
-            "moved_most": moved_most(train, W1),
-        }
-        write_report(self.path("report.json"), rep)
-        self.write_plot(rep)
-        self.log(report_text(rep))
+        head = {"start": "the trace's start values", "opponent": "start",
+                "engine": c.tuned_engine,
+                "selfplay_games": 0 if c.data else int(data.get("games") or 0),
+                "data": list(c.data)}
+        return self.publish(head, data, K, tuned, E, W0, W1, *self.sprt_bounds(),
+                            moved_most=moved_most(train, W1))
 
 
 def _weights(trace, terms) -> np.ndarray:

@@ -293,12 +293,7 @@ class Loop:
         from wasp import params as P
 
         c = self.config
-        with open(self.path("data", "summary.json"), encoding="utf-8") as f:
-            data = json.load(f)
-        with open(self.path("tune", "run.json"), encoding="utf-8") as f:
-            K = float(json.load(f)["k"])
-        with open(self.path("tune", "done.json"), encoding="utf-8") as f:
-            tuned_info = json.load(f)
+        data, K, tuned = self.tuning_records()
         sc = Scorer(c.threads)
         start = self.start_params()
         W0 = P.load(start) if start else P.default_weights()
@@ -307,18 +302,33 @@ class Loop:
         for name in ("train", "valid"):
             ps = load(self.path("data", f"{name}.epd"), use_cache=False)
             E[name] = [error(sc.qsearch_scores(W, ps.rows)[0], ps.results, K) for W in (W0, W1)]
-        games_pgn = self.path("games", "games.pgn")
+        head = {"start": c.start or "built-in", "opponent": self.start_name(),
+                "selfplay_games": int(_count_games(self.path("games", "games.pgn")))}
+        return self.publish(head, data, K, tuned, E, W0, W1, c.elo0, c.elo1)
+
+    def tuning_records(self):
+        """The data stage's summary.json, the tuning run's K and its done.json."""
+        def read(*parts):
+            with open(self.path(*parts), encoding="utf-8") as f:
+                return json.load(f)
+        return (read("data", "summary.json"), float(read("tune", "run.json")["k"]),
+                read("tune", "done.json"))
+
+    def publish(self, head, data, K, tuned, E, W0, W1, elo0, elo1, **tail):
+        """report.json, report.svg and the closing lines of a finished loop: `head` (what was
+        tuned, against what), the data and the tuning run, E before and after on both sets
+        (`E[set] = [before, after]`), the match's figures, then `tail`."""
         rep = {
-            "start": c.start or "built-in", "opponent": self.start_name(),
-            "selfplay_games": int(_count_games(games_pgn)),
+            **head,
             "positions": data["positions"], "train": data["train"], "valid": data["valid"],
-            "K": K, "tuning_seconds": round(tuned_info["tuning_seconds"], 1),
-            "passes": tuned_info["passes"], "best_pass": tuned_info.get("best_pass"),
+            "K": K, "tuning_seconds": round(tuned["tuning_seconds"], 1),
+            "passes": tuned["passes"], "best_pass": tuned.get("best_pass"),
             "changed_weights": int(np.sum(W0 != W1)),
             "E_train_before": E["train"][0], "E_train_after": E["train"][1],
             "E_valid_before": E["valid"][0], "E_valid_after": E["valid"][1],
             "E_valid_rose": bool(E["valid"][1] > E["valid"][0]),
-            **match_figures(self.path("sprt", "match"), c.elo0, c.elo1),
+            **match_figures(self.path("sprt", "match"), elo0, elo1),
+            **tail,
         }
         write_report(self.path("report.json"), rep)
         self.write_plot(rep)
