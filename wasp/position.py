@@ -181,7 +181,12 @@ def piece_on(S, sq):
 @njit(cache=True, nogil=True, _nrt=False)
 def attackers_to(T, S, sq, occ):
     """Pieces of both colours that attack `sq`, sliders seen through `occ`."""
-    bb = S.bb
+    return attackers_in(T, S.bb, sq, occ)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def attackers_in(T, bb, sq, occ):
+    """`attackers_to` over piece bitboards alone (the swap-off takes pieces off a copy)."""
     rooks = bb[W_ROOK] | bb[B_ROOK] | bb[W_QUEEN] | bb[B_QUEEN]
     bishops = bb[W_BISHOP] | bb[B_BISHOP] | bb[W_QUEEN] | bb[B_QUEEN]
     return (

@@ -12,24 +12,10 @@ passes its SD array and SD_PARAMS; the tuner a vector of its own and 0).
 import numpy as np
 from numba import njit
 
-from wasp.bitboards import (
-    ONE,
-    T_KING,
-    T_KNIGHT,
-    T_PAWN,
-    U64,
-    ZERO,
-    bishop_attacks,
-    lsb,
-    rook_attacks,
-)
+from wasp.bitboards import ONE, U64, ZERO, lsb
+from wasp.position import attackers_in
 from wasp.searchparams import P_SEE, SEE_KING
 from wasp.types import (
-    B_BISHOP,
-    B_KNIGHT,
-    B_PAWN,
-    B_QUEEN,
-    B_ROOK,
     EMPTY,
     FLAG_CASTLE,
     FLAG_EP,
@@ -43,11 +29,6 @@ from wasp.types import (
     OCC_WHITE,
     PAWN,
     ST_SIDE,
-    W_BISHOP,
-    W_KNIGHT,
-    W_PAWN,
-    W_QUEEN,
-    W_ROOK,
 )
 
 
@@ -58,23 +39,9 @@ def see_value(P, po, pt):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _attackers(T, bb, sq, occ):
-    rooks = bb[W_ROOK] | bb[B_ROOK] | bb[W_QUEEN] | bb[B_QUEEN]
-    bishops = bb[W_BISHOP] | bb[B_BISHOP] | bb[W_QUEEN] | bb[B_QUEEN]
-    return (
-        (T[T_PAWN + 64 + sq] & bb[W_PAWN])
-        | (T[T_PAWN + sq] & bb[B_PAWN])
-        | (T[T_KNIGHT + sq] & (bb[W_KNIGHT] | bb[B_KNIGHT]))
-        | (T[T_KING + sq] & (bb[5] | bb[11]))
-        | (rook_attacks(T, sq, occ) & rooks)
-        | (bishop_attacks(T, sq, occ) & bishops)
-    ) & occ
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _swap(T, bb, sq, side, occ, on_square, P, po):
     """Best gain for `side` capturing (or not) the piece worth `on_square` on `sq`."""
-    attackers = _attackers(T, bb, sq, occ)
+    attackers = attackers_in(T, bb, sq, occ) & occ
     mine = attackers & bb[OCC_WHITE + side]
     if mine == ZERO:
         return np.int64(0)

@@ -1,10 +1,10 @@
 """The command line of `wasp-tune datagen`: self-play data in a run directory
 (`tuner.datagen.run`)."""
 
-import argparse
 import os
 import sys
 
+from wasp.cliargs import ArgumentParser
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 EXAMPLES = """examples:
@@ -49,15 +49,14 @@ def build_parser():
     from .run import DatagenConfig
 
     d = DatagenConfig()
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="wasp-tune datagen", epilog=EXAMPLES,
         description="Self-play games of Wasp-Py (or any UCI engine), every position "
                     "recorded with its search score and the game's result, for net trainers "
-                    "and the Texel tuner.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "and the Texel tuner.")
 
     def flag(name, **kw):
-        ap.add_argument(f"-{name}", f"--{name}", **kw)
+        ap.add_argument(f"-{name}", **kw)
 
     def number(name, metavar, text, attr=None):
         """An integer flag defaulting to the config's field (`name` with '_' for '-')."""
@@ -65,7 +64,7 @@ def build_parser():
         flag(name, metavar=metavar, type=int, default=default,
              help=f"{text} (default {default})")
 
-    ap.add_argument("-dir", "--dir", "-rundir", "--rundir", dest="dir", default="",
+    ap.add_argument("-dir", "-rundir", dest="dir", default="",
                     help="a new run directory")
     flag("resume", default="", metavar="DIR", help="continue the run in DIR (its settings)")
     flag("games", metavar="N", type=int, default=None, help=f"games in the run (default {d.games})")

@@ -13,7 +13,6 @@ millions of lines a second, and so does .vf to .bf with any filter but -dedupe
 (`tuner.formats.virikernels`); other paths are Python.
 """
 
-import argparse
 import hashlib
 import os
 import sys
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from wasp.cliargs import ArgumentParser
 from wasp.exitcodes import EXIT_INPUT, EXIT_USAGE, fail, file_problem
 
 from .records import MATE_SCORE, Record, fen_ply
@@ -376,17 +376,16 @@ def _spread(batch, files, rng) -> None:
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="wasp-tune data convert", epilog=EXAMPLES,
         description="Convert self-play data between bullet's text (.txt), bulletformat (.bf), "
                     "viriformat (.vf) and labelled EPD (.epd), filtering and shuffling when "
-                    "asked.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "asked.")
     ap.add_argument("input", metavar="IN")
     ap.add_argument("output", metavar="OUT")
 
     def flag(name, **kw):
-        ap.add_argument(f"-{name}", f"--{name}", **kw)
+        ap.add_argument(f"-{name}", **kw)
 
     flag("shuffle", action="store_true", help="write the records in a random order")
     flag("seed", type=int, default=1, help="the shuffle's seed (default 1)")
