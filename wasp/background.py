@@ -86,6 +86,15 @@ def wait_loaded(group: str) -> bool:
         return _state.get(group) == "ready"
 
 
+def wait_ready(group: str) -> bool:
+    """Wait until `group` is ready, through its compile if need be (a search with no clock
+    loses nothing by waiting, and its move is then the kernel search's); False when it
+    failed."""
+    with _cv:
+        _cv.wait_for(lambda: _state.get(group) in ("ready", "failed", "cold", None))
+        return _state.get(group) == "ready"
+
+
 def busy() -> bool:
     """Is the thread loading, or a child compiling?"""
     return _thread is not None and _thread.is_alive()

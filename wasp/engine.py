@@ -299,10 +299,11 @@ class Engine:
 
         return "net" if is_net(W) else "hand"
 
-    def kernels_ready(self) -> bool:
+    def kernels_ready(self, wait=False) -> bool:
         """Can the kernel search serve the next command? Without `cold_play` it always can
         (after a wait for the kernels); with it, once the background has them
-        (`wasp.background`; a load from a warm cache is waited for, a compile is not)."""
+        (`wasp.background`; a load from a warm cache is waited for, a compile only with
+        `wait`)."""
         group = self.evaluation_group()
         if not self.cold_play:
             wait_for_kernels(group)
@@ -310,7 +311,7 @@ class Engine:
         from wasp import background
 
         background.request(group)
-        return background.wait_loaded(group)
+        return background.wait_ready(group) if wait else background.wait_loaded(group)
 
     def kernel_news(self) -> str | None:
         """What the kernels of the evaluation in use are doing, while they are not ready
@@ -321,14 +322,15 @@ class Engine:
 
         return background.status(self.evaluation_group())
 
-    def load(self) -> bool:
+    def load(self, wait=False) -> bool:
         """Build the searcher (and the position on the kernels' board) when their kernels
-        are ready, waiting for them unless `cold_play`; the options set so far apply. False:
-        they are not ready, and the game is on `wasp.fallback`'s board."""
+        are ready, waiting for them unless `cold_play` (and through a compile with `wait`); the
+        options set so far apply. False: they are not ready, and the game is on
+        `wasp.fallback`'s board."""
         group = self.evaluation_group() if self.searcher is not None else None
         if self.searcher is not None and group == self.kernel_group:
             return True
-        if not self.kernels_ready():
+        if not self.kernels_ready(wait):
             self.searcher = None  # another evaluation's searcher (EvalFile changed)
             self.position = self._board(self.position, cold=True)
             return False
@@ -611,7 +613,11 @@ class Engine:
 
         start = time.monotonic() if start is None else start
         self.abandon()
-        kernels = self.load()
+        # With no clock (depth, nodes or mate alone) nothing is lost by waiting for the
+        # kernels, and the move is the kernel search's, as a warm engine's would be.
+        clockless = (time_left is None and movetime is None
+                     and not (infinite or analyze or ponder))
+        kernels = self.load(wait=clockless)
         position = self.position.copy()
         self._observe_lag(time_left if learn_lag else None)
         budget = allocate(time_left, inc, movestogo, movetime,

@@ -96,3 +96,15 @@ def test_a_guessed_group_is_loaded_if_cached_but_compiled_only_when_asked_for(fr
     background.request("net")  # now it needs the net
     _until(lambda: background.ready("net"))
     assert children == ["hand", "net"]
+
+
+def test_wait_ready_waits_through_a_compile_and_says_whether_it_ended_ready(fresh):
+    import threading
+
+    background._state["net"] = "compiling"
+    assert background.wait_loaded("net") is False  # a compile is not waited for here
+    threading.Timer(0.2, background._set, ("net", "ready")).start()
+    assert background.wait_ready("net") is True
+    background._state["hand"] = "compiling"
+    threading.Timer(0.2, background._set, ("hand", "failed")).start()
+    assert background.wait_ready("hand") is False

@@ -581,7 +581,8 @@ def test_a_cold_engine_answers_readyok_and_plays_legal_moves_while_it_compiles(c
     assert out.lines[-1] == "readyok"
     assert out.lines[-2].startswith("info string kernels compiling (net search: 3 of about 55")
     board = chess.Board()
-    assert _game_moves(out, e, board, "go nodes 400", 6) == ["fallback"] * 6
+    clock = "go wtime 20000 btime 20000 winc 100 binc 100"
+    assert _game_moves(out, e, board, clock, 6) == ["fallback"] * 6
     infos = [ln for ln in out.lines if ln.startswith("info depth")]
     assert infos and " pv " in infos[-1]
     # the kernels are ready: the game goes on at full speed from the same position
@@ -589,6 +590,17 @@ def test_a_cold_engine_answers_readyok_and_plays_legal_moves_while_it_compiles(c
     n = len(out.lines)
     assert _game_moves(out, e, board, "go depth 3", 2) == ["search"] * 2
     assert "info string kernels ready: the full-speed search plays from here" in out.lines[n:]
+    e.handle("quit")
+
+
+def test_a_cold_engine_with_no_clock_waits_for_the_kernel_search(compiling):
+    out = Output("bestmove")
+    e = UciEngine(out=out)
+    e.handle("uci")
+    e.handle("isready")
+    assert out.lines[-1] == "readyok"  # at once, while the kernels compile
+    # nodes alone: nothing is lost by waiting, and the move is the kernel search's
+    assert _game_moves(out, e, chess.Board(), "go nodes 400", 2) == ["search"] * 2
     e.handle("quit")
 
 
