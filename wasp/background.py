@@ -6,12 +6,14 @@ a second when warm). On a miss (a cold cache, a new version) nothing is compiled
 engine's process: a child process (`wasp warmup --only GROUP --report`) compiles into the
 shared cache, while the engine answers at once and plays with the fallback search
 (`wasp.fallback`); then the thread loads what the child saved. Engines that start cold
-together compile each kernel once (`wasp.kernelcache` claims). A child whose engine has quit
-finishes its compile, so the next start is warm.
+together compile each kernel once (`wasp.kernelcache` claims). The child ends with its engine
+(`quit`, the end of input, a signal: `stop_child` and `wasp.warmup.follow_parent`); the
+kernels it saved so far stay in the cache.
 
 `status(group)` says what is compiling and how far; the same news goes to stderr.
 """
 
+import atexit
 import contextlib
 import os
 import subprocess
@@ -186,6 +188,8 @@ def _compile_in_child(group: str) -> bool:
         _say(f"cannot start the compile: {exc}")
         return False
     _child = proc
+    atexit.unregister(stop_child)  # once, however many children
+    atexit.register(stop_child)
     for line in proc.stdout:
         words = line.split()
         if len(words) == 4 and words[0] == warmup.REPORT and words[1] == "compiling":
@@ -204,15 +208,28 @@ def _compile_in_child(group: str) -> bool:
     return proc.returncode == 0
 
 
+def stop_child() -> None:
+    """End the compiling child, if one runs (the engine quits: its compile serves no one)."""
+    proc = _child
+    if proc is None or proc.poll() is not None:
+        return
+    with contextlib.suppress(OSError):
+        proc.kill()
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        proc.wait(timeout=10)
+
+
 def exit_now_if_busy(code: int) -> None:
-    """End the process at once if the kernels still load (or a child compiles).
+    """End the process at once if the kernels still load (or a child compiles), the child
+    with it.
 
     A GUI may send `quit` before the kernels are loaded: the interpreter's normal shutdown
     would wait for the load or tear numba down under it, so the process ends here, with its
-    output flushed. A compiling child goes on alone (the next start finds its kernels).
+    output flushed.
     """
     if not busy():
         return
+    stop_child()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

@@ -191,6 +191,9 @@ def _parser(plugins=()):
                     help="with --only: a line on stdout as each kernel's compile starts "
                          "(`wasp-warmup compiling <compiles done> <kernel>`), for a program "
                          "that waits for it")
+    pw.add_argument("--parent", type=int, default=None, metavar="PID",
+                    help="with --only: end when process PID ends (an engine's compile, which "
+                         "serves no one once the engine is gone)")
     return p
 
 
@@ -259,12 +262,15 @@ def _engine():
 
 
 def _warmup(args):
-    from wasp.warmup import REPORT, compile_parallel, warmup, write_bytecode
+    from wasp.warmup import REPORT, compile_parallel, follow_parent, warmup, write_bytecode
 
     if args.jobs is not None and args.jobs < 1:
         return fail("wasp warmup", f"--jobs {args.jobs}: give 1 or more", EXIT_USAGE)
-    if args.report and not args.only:
-        return fail("wasp warmup", "--report goes with --only GROUP", EXIT_USAGE)
+    if (args.report or args.parent is not None) and not args.only:
+        flag = "--report" if args.report else "--parent"
+        return fail("wasp warmup", f"{flag} goes with --only GROUP", EXIT_USAGE)
+    if args.parent is not None:
+        follow_parent(args.parent)
     write_bytecode()
     if args.only is None:
         return compile_parallel(jobs=args.jobs)
@@ -273,7 +279,7 @@ def _warmup(args):
         def report(line):
             try:
                 print(f"{REPORT} {line}", flush=True)
-            except OSError:  # the engine that asked has quit: finish the compile for the next
+            except OSError:  # the program that asked has gone: finish the compile for the next
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return warmup(verbose=not args.report, kernels=args.only, report=report)
 

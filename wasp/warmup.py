@@ -129,9 +129,40 @@ def compile_parallel(kernels: str = "all", jobs: int | None = None, verbose: boo
 
 
 def child_command(group: str, report: bool = False) -> list:
-    """The command of a process that loads or compiles one group into the cache."""
+    """The command of a process that loads or compiles one group into the cache, and ends
+    when this process ends (`follow_parent`)."""
     return [sys.executable, "-m", "wasp.cli", "warmup", "--only", group,
-            *(["--report"] if report else [])]
+            "--parent", str(os.getpid()), *(["--report"] if report else [])]
+
+
+PARENT_POLL = 1.0  # seconds between a child's checks that its parent is alive
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def follow_parent(pid: int) -> None:
+    """End this process when process `pid`, its parent, ends (killed, or quit without
+    waiting): a compile for an engine that is gone serves no one and would hold a core.
+
+    On Linux the kernel sends SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG); on
+    every system a thread checks every `PARENT_POLL` seconds that the parent is still this
+    process's parent (a parent that died before the prctl, or where prctl is missing).
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL),
+                                                    0, 0, 0)
+    if os.getppid() != pid:
+        os._exit(1)
+
+    def watch():
+        while os.getppid() == pid:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="wasp-parent-watch", daemon=True).start()
 
 
 def child_env() -> dict:

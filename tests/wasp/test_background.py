@@ -1,6 +1,9 @@
 """wasp.background: an engine's kernels loaded from the cache, or compiled in a child process
 while the engine plays on, with news of how far."""
 
+import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -108,3 +111,57 @@ def test_wait_ready_waits_through_a_compile_and_says_whether_it_ended_ready(fres
     background._state["hand"] = "compiling"
     threading.Timer(0.2, background._set, ("hand", "failed")).start()
     assert background.wait_ready("hand") is False
+
+
+def _children(pid):
+    """The pids of the live processes whose parent is `pid` (Linux's /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] not in "ZX":
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("end", ["quit", "SIGKILL"])
+def test_the_compile_child_ends_with_its_engine(tmp_path, end):
+    """An engine on an empty cache starts its compile child; the engine quits (or is killed)
+    mid-compile, and the child is gone soon after, not compiling on for no one."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    engine = subprocess.Popen([sys.executable, "-m", "wasp.cli"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              env=env)
+    try:
+        engine.stdin.write("uci\nposition startpos\ngo wtime 600000 btime 600000\n")
+        engine.stdin.flush()
+        for line in engine.stderr:  # the engine's word that its child compiles
+            if "kernels in the background" in line:
+                break
+        _until(lambda: _children(engine.pid))
+        child = _children(engine.pid)[0]
+        assert _alive(child)
+        if end == "quit":
+            engine.stdin.write("stop\nquit\n")
+            engine.stdin.flush()
+        else:
+            engine.send_signal(signal.SIGKILL)
+        engine.wait(timeout=120)
+        _until(lambda: not _alive(child))
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+            engine.wait()

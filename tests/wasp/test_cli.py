@@ -58,6 +58,7 @@ def test_a_plugins_flags_are_on_gui_and_its_error_is_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("argv,says", [
     (["warmup", "--report"], "wasp warmup: error: --report goes with --only GROUP"),
     (["warmup", "--jobs", "0"], "wasp warmup: error: --jobs 0: give 1 or more"),
+    (["warmup", "--parent", "1"], "wasp warmup: error: --parent goes with --only GROUP"),
 ])
 def test_warmup_refuses_a_bad_combination_in_one_line(argv, says, capsys):
     assert cli.main(argv) == 2
