@@ -17,6 +17,7 @@ literal it is called with.
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from wasp import kpk
 from wasp import params as P
@@ -192,11 +193,12 @@ def _dist(a, b):
     return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@register_jitable(nogil=True, _nrt=False)
 def _add(W, TR, tracing, mg_off, eg_off, c, k, mg, eg):
-    """Add k times a linear term for colour c (white +, black -) to (mg, eg); trace it. The
-    integers go to `_term` as int64, never as the literals of a call site, so that it compiles
-    once (per `tracing`), not once per combination of constants."""
+    """Add k times a linear term for colour c (white +, black -) to (mg, eg); trace it.
+    A numba overload (`register_jitable`): typed for the types of its arguments, not the
+    literals of each call site, so that it compiles once, and not copied into each caller
+    (numba's inlining of its 40 call sites took most of the evaluation's compile)."""
     return _term(W, TR, tracing, np.int64(mg_off), np.int64(eg_off), np.int64(c), np.int64(k),
                  np.int64(mg), np.int64(eg))
 
@@ -294,7 +296,7 @@ def _pawn_structure(T, W, TR, tracing, wp, bp):
 # Pieces of one colour
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
     """Knights, bishops, rooks, queens of colour c: PST, mobility, outposts, files, 7th rank.
 
@@ -453,7 +455,7 @@ def _pieces(T, S, W, TR, tracing, c, mg, eg, own_pawn_att, opp_pawn_att):
 # The evaluation
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _king_danger(T, S, W, c, units, attackers, defended, a_n, a_b, a_r, a_q, opp_all):
     """King safety table index (0..63) of colour c's king, given the enemy's attacks."""
     bb = S.bb
@@ -475,7 +477,7 @@ def _king_danger(T, S, W, c, units, attackers, defended, a_n, a_b, a_r, a_q, opp
     return min(63, max(0, units))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _evaluate(T, S, W, E, info, TR, tracing):
     bb = S.bb
     stm = S.st[ST_SIDE]
@@ -668,7 +670,7 @@ def _evaluate(T, S, W, E, info, TR, tracing):
     return result
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _endgame(T, S, W, E, score, stm):
     """(draw factor in 64ths, 1 when a special rule set the score, final white-view score)."""
     bb = S.bb
