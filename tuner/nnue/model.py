@@ -46,6 +46,7 @@ from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
 # the threads
 BLOCK = 128  # the first layer's columns a block (fewer when N is not a multiple)
+FUSED_BYTES = 2 << 20  # a Chess768 first layer this big or smaller: the fused pass
 SCALE = float(A.SCALE)  # centipawns = SCALE * o; the score's sigmoid is of score/SCALE
 WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output in i32
 FACTORISER_CLIP = 0.99  # example 3's l0w and l0f clip: their sum stays within WEIGHT_CLIP
@@ -182,24 +183,49 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order):
             g0b[s * width + k] = bias[k]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_rows(acc, w, rows, count):
+    """acc += the rows w[rows[:count]]."""
+    for i in range(count):
+        r = w[rows[i]]
+        for k in range(acc.shape[0]):
+            acc[k] += r[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter_rows(g, rows, count, d):
+    """g[rows[i]] += d for the first `count` rows: an accumulator's gradient into the rows of
+    its inputs."""
+    for i in range(count):
+        r = g[rows[i]]
+        for k in range(d.shape[0]):
+            r[k] += d[k]
+
+
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, l1w, l1b, l2w, l2b, l3w, l3b,
-                 g1w, g1b, g2w, g2b, g3w, g3b, losses, outputs, train):
-    """Loss of the positions boards[idx] from their accumulators acc [blocks][2n][width]
-    (`accumulate_kernel`), summed a chunk into `losses`, and their outputs o; when `train`
-    the gradients of the batch's mean loss, chunk c into g*[c], and each accumulator's
-    gradient written over it in acc (for `scatter_kernel`). l1w .. l3b are flat (the kernels'
-    layout); l2w is empty for examples 1 to 3, which `buckets` K output buckets and `crelu`
-    (else SCReLU) describe."""
+def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, fused, table, mirrored, l0w,
+                 l0b, g0w, g0b, l1w, l1b, l2w, l2b, l3w, l3b, g1w, g1b, g2w, g2b, g3w, g3b,
+                 losses, outputs, train):
+    """Loss of the positions boards[idx], summed a chunk into `losses`, and their outputs o;
+    when `train` the gradients of the batch's mean loss, chunk c into g*[c]. The accumulators:
+    with `fused`, each position's built from its inputs (`table`, `mirrored`) and l0w [rows][N],
+    l0b, and its gradient added at once into chunk c's g0w [chunks][rows][N] (zero before) and
+    g0b [chunks][N], no batch array written (a first layer small enough to stay in cache);
+    otherwise read from acc [blocks][2n][width] (`accumulate_kernel`; output buckets outb) and
+    each one's gradient written over it (for `scatter_kernel`). l1w .. l3b are flat (the
+    kernels' layout); l2w is empty for examples 1 to 3, which `buckets` K output buckets and
+    `crelu` (else SCReLU) describe."""
     n = idx.shape[0]
     chunks = losses.shape[0]
+    hidden = l0b.shape[0]
     blocks, _, width = acc.shape
-    hidden = blocks * width
     layers = l2w.shape[0] > 0
     width1 = l1b.shape[0] // buckets  # example 4's L1 and L2 widths (1 otherwise)
     width2 = l2b.shape[0] // buckets if layers else 1
     size = (n + chunks - 1) // chunks
     for c in prange(chunks):
+        stm = np.empty(MAX_ACTIVE, dtype=np.int64)
+        ntm = np.empty(MAX_ACTIVE, dtype=np.int64)
         acc_s = np.empty(hidden, dtype=acc.dtype)
         acc_n = np.empty(hidden, dtype=acc.dtype)
         h_s = np.empty_like(acc_s)
@@ -224,18 +250,32 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, l1w, l1b, l2w, l2b
             g2b[c, :] = 0
             g3w[c, :] = 0
             g3b[c, :] = 0
+            if fused:
+                g0b[c, :] = 0
+        g0 = g0w[c % g0w.shape[0]]  # fused: chunk c's (one unused buffer otherwise)
+        count = 0
         loss = 0.0
         for j in range(c * size, min(n, (c + 1) * size)):
             r = idx[j]
+            files = 0
             if r < 0:
                 r = ~r
-            b = outb[j]
-            for s in range(blocks):
-                a_s = acc[s, 2 * j]
-                a_n = acc[s, 2 * j + 1]
-                for k in range(width):
-                    acc_s[s * width + k] = a_s[k]
-                    acc_n[s * width + k] = a_n[k]
+                files = 7
+            if fused:
+                count = board_features(boards, r, stm, ntm, files, table, mirrored)
+                b = output_bucket(count, buckets)
+                acc_s[:] = l0b
+                acc_n[:] = l0b
+                _add_rows(acc_s, l0w, stm, count)
+                _add_rows(acc_n, l0w, ntm, count)
+            else:
+                b = outb[j]
+                for s in range(blocks):
+                    a_s = acc[s, 2 * j]
+                    a_n = acc[s, 2 * j + 1]
+                    for k in range(width):
+                        acc_s[s * width + k] = a_s[k]
+                        acc_n[s * width + k] = a_n[k]
             if layers:
                 out = _layers_forward(acc_s, acc_n, x, z1, h1, z2, h2, b, l1w, l1b, l2w, l2b,
                                       l3w, l3b, zero, one)
@@ -290,6 +330,12 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, l1w, l1b, l2w, l2b
                         d_s[k] = two_d * w1[k] * a if zero < a < one else zero
                         a = acc_n[k]
                         d_n[k] = two_d * w1[hidden + k] * a if zero < a < one else zero
+            if fused:
+                for k in range(hidden):
+                    g0b[c, k] += d_s[k] + d_n[k]
+                _scatter_rows(g0, stm, count, d_s)
+                _scatter_rows(g0, ntm, count, d_n)
+                continue
             for s in range(blocks):
                 a_s = acc[s, 2 * j]
                 a_n = acc[s, 2 * j + 1]
@@ -400,11 +446,15 @@ def block_weights(l0w, l0f, out):
 
 @njit(cache=True, nogil=True)
 def unblock(gb, out):
-    """out [rows][N] = gb [blocks][rows][width] with its blocks side by side."""
-    blocks, rows, width = gb.shape
+    """out [rows][N] = gb [parts][blocks][rows][width]: the parts added in order, the blocks
+    side by side."""
+    parts, blocks, rows, width = gb.shape
     for r in range(rows):
         for s in range(blocks):
-            out[r, s * width:(s + 1) * width] = gb[s, r]
+            o = out[r, s * width:(s + 1) * width]
+            o[:] = gb[0, s, r]
+            for q in range(1, parts):
+                o += gb[q, s, r]
 
 
 @njit(cache=True, nogil=True)
@@ -452,14 +502,15 @@ ROW_BLOCKS = 64  # adamw_rows' work items: the inputs in blocks, each with its b
 @njit(cache=True, nogil=True, parallel=True)
 def adamw_rows(l0w, gb, m, v, l0f, mf, vf, lr, beta1, beta2, eps, decay, step, clip):
     """One AdamW step on the first layer, in one pass over its rows: l0w's gradient is gb
-    [blocks][rows][width] (`scatter_kernel`), and with a factoriser (l0f with rows) l0f's is
-    the l0w gradients of its input added over the king buckets in bucket order. Every row is
-    updated (dense, as bullet's AdamW), and gb is left zero for the next batch."""
+    [parts][blocks][rows][width] (the parts added in order, the blocks side by side), and with
+    a factoriser (l0f with rows) l0f's is the l0w gradients of its input added over the king
+    buckets in bucket order. Every row is updated (dense, as bullet's AdamW), and gb is left
+    zero for the next batch."""
     factorised = l0f.shape[0] > 0
     features = l0f.shape[0] if factorised else l0w.shape[0]
     buckets = l0w.shape[0] // features
     hidden = l0w.shape[1]
-    blocks, _, width = gb.shape
+    parts, blocks, _, width = gb.shape
     c1 = 1.0 - beta1 ** step
     c2 = 1.0 - beta2 ** step
     items = min(features, ROW_BLOCKS)
@@ -471,10 +522,15 @@ def adamw_rows(l0w, gb, m, v, l0f, mf, vf, lr, beta1, beta2, eps, decay, step, c
             for b in range(buckets):
                 r = b * features + f
                 for s in range(blocks):
-                    row = gb[s, r]
+                    row = gb[0, s, r]
                     for k in range(width):
                         g[s * width + k] = row[k]
                         row[k] = 0
+                    for q in range(1, parts):
+                        row = gb[q, s, r]
+                        for k in range(width):
+                            g[s * width + k] += row[k]
+                            row[k] = 0
                 if factorised:
                     for k in range(hidden):
                         gf[k] = g[k] if b == 0 else gf[k] + g[k]
@@ -583,17 +639,26 @@ def block_width(hidden) -> int:
     return width
 
 
-class Kernels:
-    """A net's batch buffers and gradients, and the calls of its kernels: a batch's inputs
-    decoded (`decode_kernel`) and ordered by king bucket (`bucket_order`), the accumulators
-    summed a column block a thread (`accumulate_kernel`), the layers after them a chunk of
-    positions a thread (`heads_kernel`), the first layer's gradient a column block a thread
-    (`scatter_kernel`), and AdamW (`step`)."""
+def fits_cache(arch: Arch) -> bool:
+    """Is the first layer small enough (Chess768, FUSED_BYTES or less in float32) for the fused
+    pass, each position's accumulators built and their gradient added back at once?"""
+    return not arch.mirrored and arch.features * arch.hidden * 4 <= FUSED_BYTES
 
-    def __init__(self, net: FloatNet, chunks=CHUNKS, train=True):
+
+class Kernels:
+    """A net's batch buffers and gradients, and the calls of its kernels. A first layer that
+    stays in cache (`fits_cache`; or `fused` given): one pass a chunk of positions a thread
+    (`heads_kernel` fused), the first layer's gradient a copy a chunk. Otherwise a batch's
+    inputs decoded (`decode_kernel`) and ordered by king bucket (`bucket_order`), the
+    accumulators summed a column block a thread (`accumulate_kernel`), the layers after them a
+    chunk of positions a thread (`heads_kernel`), the first layer's gradient a column block a
+    thread (`scatter_kernel`). Then AdamW (`step`)."""
+
+    def __init__(self, net: FloatNet, chunks=CHUNKS, train=True, fused=None):
         arch = net.arch
         self.net = net
         self.train = train
+        self.fused = fits_cache(arch) if fused is None else bool(fused)
         dt = net.dtype
         self.table = bucket_table(arch.layout)
         self.mirrored = arch.mirrored
@@ -603,19 +668,24 @@ class Kernels:
         for name in ("l2w", "l2b", "l3w", "l3b"):
             heads.setdefault(name, 0)
         rows, hidden = net.params["l0w"].shape
-        width = block_width(hidden)
-        blocks = (hidden // width, rows, width)
+        width = hidden if self.fused else block_width(hidden)
+        # the first layer's gradient [parts][blocks][rows][width]: a part a chunk when fused
+        parts = chunks if self.fused else 1
+        shape = (parts, hidden // width, rows, width)
         c = chunks if train else 1
-        self.weights = np.empty(blocks, dt)  # l0w (+ l0f) in column blocks
+        # l0w (+ l0f) in column blocks (fused: l0w itself)
+        self.weights = np.empty((1, 1, 1) if self.fused else shape[1:], dt)
         # evaluation only: one-row buffers the kernels never touch
-        self.g0w = np.zeros(blocks if train else (1, 1, 1), dt)
-        self.g0b = np.zeros(hidden, dt)
+        self.g0w = np.zeros(shape if train else (1, 1, 1, 1), dt)
+        self.g0b = np.zeros((parts, hidden), dt)
         self._pending = False  # g0w holds a batch's gradient that no step has consumed
         self.grads = {k: np.zeros((c, size) if train else (1, max(size, 1)), dt)
                       for k, size in heads.items()}
         self.losses = np.zeros(chunks)
         self._batch = None  # (positions, the batch buffers of that many)
         self._none = np.zeros((0, hidden), dt)
+        self._unused = np.zeros((1, 1, 1), dt)
+        self._no_buckets = np.zeros(1, np.int64)
 
     def _flat(self, name):
         p = self.net.params.get(name)
@@ -641,20 +711,27 @@ class Kernels:
             self.g0w.fill(0)
         if outputs is None:
             outputs = np.empty(len(idx))
-        feats, counts, outb, order, acc = self._buffers(len(idx))
-        block_weights(net.params["l0w"], net.params["l0f"] if net.factoriser else self._none,
-                      self.weights)
-        decode_kernel(boards, idx, self.table, self.mirrored, self.buckets, feats, counts,
-                      outb)
-        bucket_order(feats, counts, FEATURES, order)
-        accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc)
-        heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc,
-                     self._flat("l1w"), self._flat("l1b"), self._flat("l2w"), self._flat("l2b"),
-                     self._flat("l3w"), self._flat("l3b"), g["l1w"], g["l1b"], g["l2w"],
-                     g["l2b"], g["l3w"], g["l3b"], self.losses, outputs, train)
-        if train:
-            scatter_kernel(self.g0w, self.g0b, acc, feats, counts, order)
-            self._pending = True
+        if self.fused:  # Chess768: no factoriser, l0w as it is
+            l0w, acc, outb = net.params["l0w"], self._unused, self._no_buckets
+            g0w = self.g0w.reshape(self.g0w.shape[0], *self.g0w.shape[2:])
+        else:
+            block_weights(net.params["l0w"],
+                          net.params["l0f"] if net.factoriser else self._none, self.weights)
+            l0w, g0w = self.weights[0], self.g0w[0]
+            feats, counts, outb, order, acc = self._buffers(len(idx))
+            decode_kernel(boards, idx, self.table, self.mirrored, self.buckets, feats, counts,
+                          outb)
+            bucket_order(feats, counts, FEATURES, order)
+            accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc)
+        heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc, self.fused,
+                     self.table, self.mirrored, l0w, net.params["l0b"],
+                     g0w if self.fused else self._unused, self.g0b, self._flat("l1w"),
+                     self._flat("l1b"), self._flat("l2w"), self._flat("l2b"), self._flat("l3w"),
+                     self._flat("l3b"), g["l1w"], g["l1b"], g["l2w"], g["l2b"], g["l3w"],
+                     g["l3b"], self.losses, outputs, train)
+        if train and not self.fused:
+            scatter_kernel(g0w, self.g0b[0], acc, feats, counts, order)
+        self._pending = self._pending or train
         return float(self.losses.sum())
 
     def gradients(self):
@@ -667,7 +744,8 @@ class Kernels:
             g0f = np.empty_like(net.params["l0f"])
             sum_buckets(g0w, g0f)
             out["l0f"] = g0f
-        out["l0b"] = self.g0b.copy()
+        out["l0b"] = np.empty(self.net.hidden, self.g0b.dtype)
+        sum_chunks(self.g0b, out["l0b"])
         out.update(self._head_gradients())
         return out
 
@@ -696,7 +774,8 @@ class Kernels:
                    opt.eps, opt.decay, step, opt.clip_of("l0w"))
         self._pending = False
         grads = self._head_gradients()
-        grads["l0b"] = self.g0b
+        grads["l0b"] = np.empty(self.net.hidden, self.g0b.dtype)
+        sum_chunks(self.g0b, grads["l0b"])
         for name, g in grads.items():
             m, v = moments[name]
             adamw_kernel(params[name].reshape(-1), g.reshape(-1), m.reshape(-1),

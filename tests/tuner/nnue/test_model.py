@@ -110,21 +110,53 @@ def test_loss_matches_a_numpy_forward_pass():
     assert np.isclose(loss, np.mean((1 / (1 + np.exp(-want)) - target) ** 2))
 
 
-@pytest.mark.parametrize("name", ["1 simple, three column blocks", "4 multi-layer + factoriser"])
-def test_losses_and_gradients_do_not_depend_on_threads(name):
+@pytest.mark.parametrize("name,fused", [("1 simple, three column blocks", True),
+                                        ("1 simple, three column blocks", False),
+                                        ("4 multi-layer + factoriser", None)])
+def test_losses_and_gradients_do_not_depend_on_threads(name, fused):
     arch, factoriser = ARCHES[name]
     boards = D.random_records(3000, seed=8)
     idx = np.arange(len(boards), dtype=np.int64)
     results = []
     for threads in (1, 2):
         set_threads(threads)
-        kernels = Kernels(_spread(arch, factoriser, seed=1, dtype=np.float32))
+        kernels = Kernels(_spread(arch, factoriser, seed=1, dtype=np.float32), fused=fused)
         loss = kernels.run(boards, idx, 0.75, True)
         results.append((loss, kernels.gradients()))
     set_threads()
     assert results[0][0] == results[1][0]
     for param, g in results[0][1].items():
         assert np.array_equal(g, results[1][1][param])
+
+
+@pytest.mark.parametrize("name", ["1 simple, three column blocks", "2 output buckets, CReLU"])
+def test_the_fused_pass_and_the_column_blocks_agree(name):
+    """A Chess768 net small enough for the fused pass gives the losses, outputs and gradients
+    of the column-block passes (to rounding), and the same AdamW step."""
+    from tuner.nnue.model import AdamW, fits_cache
+
+    arch, factoriser = ARCHES[name]
+    assert fits_cache(arch)
+    boards = D.random_records(500, seed=6)
+    idx = np.arange(500, dtype=np.int64)
+    idx[::4] = ~idx[::4]
+    nets, results = [], []
+    for fused in (True, False):
+        net = _spread(arch, factoriser, seed=7)
+        kernels = Kernels(net, fused=fused)
+        out = np.empty(len(idx))
+        loss = kernels.run(boards, idx, 0.4, True, out)
+        grads = kernels.gradients()
+        moments = {k: (np.zeros_like(a), np.zeros_like(a)) for k, a in net.params.items()}
+        kernels.step(moments, 0.01, 1, AdamW())
+        nets.append(net)
+        results.append((loss, out, grads))
+    assert np.isclose(results[0][0], results[1][0], rtol=1e-12)
+    assert np.allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+    for param, g in results[0][2].items():
+        assert np.allclose(g, results[1][2][param], rtol=1e-9, atol=1e-14), param
+    for param, a in nets[0].params.items():
+        assert np.allclose(a, nets[1].params[param], rtol=1e-9, atol=1e-12), param
 
 
 def test_a_second_run_before_a_step_gives_the_same_gradients():
