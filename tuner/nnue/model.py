@@ -12,18 +12,21 @@ of the position's piece count:
 The engine's score is 400 o. Loss: (sigmoid(o) - target)^2 with target = wdl * result + (1 -
 wdl) * sigmoid(score / 400), both from the side to move (bullet's SigmoidMSE at eval scale 400).
 
-A batch runs in passes, each split into fixed work items, so every sum has one order whatever
-the thread count and a run repeats bit for bit: the first layer a column block of N (up to 128
-columns) a thread, the layers after it a chunk of positions a thread. The first layer's passes
-take the batch's perspectives grouped by king bucket, so one bucket's block of weights or of
-gradient (768 rows of 128 columns: 384 KB) stays in cache while its rows are added or added
-into; the accumulators of the batch go through memory once in order (written, read by the
-layers after, their gradients written over them and read by the scatter), which costs less than
-first-layer rows read from beyond the cache. AdamW stays dense, as bullet's (a row that no
-position of the batch touched still has its moments decay and its weight decay): the first
-layer's is one pass over its rows that adds the factoriser's gradient (the buckets' rows of an
-input), updates l0w and l0f and zeroes the gradient for the next batch. The same kernels run in
-float32 (training) and float64 (tests).
+A batch runs in fixed work items, so every sum has one order whatever the thread count and a
+run repeats bit for bit. A Chess768 first layer small enough to stay in cache (`fits_cache`)
+takes one fused pass, a chunk of positions a thread: each position's accumulators built in
+small buffers, used by the later layers, their gradient added at once into the chunk's copy of
+the first layer's gradient. A bigger one (king buckets) takes passes over column blocks of up
+to 128 columns, a block a thread, the batch's perspectives grouped by king bucket so that one
+bucket's block of weights or of gradient (768 rows of 128 columns: 384 KB) stays in cache:
+the accumulators summed into a batch array, the later layers a chunk of positions a thread
+(each accumulator's gradient written over it), the gradient scattered into its rows; the batch
+array, written and read in order, costs less than first-layer rows read from beyond the
+cache. AdamW stays dense, as bullet's (a row that no position of the batch touched still has
+its moments decay and its weight decay): the first layer's is one pass over its rows that
+adds the factoriser's gradient (the buckets' rows of an input), updates l0w and l0f and zeroes
+the gradient for the next batch. The same kernels run in float32 (training) and float64
+(tests).
 
 Parameters are held in the kernels' layout: l0w [inputs][N] (a row an input), l0f [768][N],
 l0b [N], l1w [K][2N] or [K][16][N], l1b [K] or [K][16], l2w [K][32][16], l2b [K][32],
