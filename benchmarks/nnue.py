@@ -6,13 +6,14 @@ full training steps (forward, backward, AdamW, clipping) on the same net, data a
     python benchmarks/nnue.py --net 768x10hm-1024x8f --batches 4 --threads 1
 
 A net is named `768-N` (example 1), `768-Nx8` (8 output buckets), `768x10hm-Nx8` (example 3's
-king buckets), with a trailing `f` for its factoriser and `m` for example 4's layers (timed
-without the anchor). PyTorch is the anchor only (`pip install
+king buckets), with a trailing `f` for its factoriser and `m` for example 4's layers (the
+pairwise product, 16 and 32, CReLU then SCReLU). PyTorch is the anchor only (`pip install
 torch==2.13.0`, a CPU build): never a dependency of the package; without it the anchor is
 skipped. It runs EmbeddingBag sums over the <= 32 active inputs (and for Chess768 also a dense
 one-hot matrix through nn.Linear; inputs precomputed before timing, so its figures leave out the
 input decoding that ours includes), the factoriser a second EmbeddingBag over the input modulo
-768, the output bucket picked by gather, torch.optim.AdamW and clamping (l0 to +-0.99 with a
+768, each later layer as nn.Linear over every output bucket with the position's bucket picked
+by indexing (as bullet's `select`), torch.optim.AdamW and clamping (l0 to +-0.99 with a
 factoriser, as ours); the faster is the anchor. Data: random positions (kings and 6 .. 30
 pieces anywhere) scored by material, unless --data. Each figure is the best of --repeat timed
 runs of --batches steps after a warm-up step.
@@ -115,7 +116,13 @@ def pytorch(boards, order, args, arch, factoriser, dense=False):
                                              padding_idx=D.FEATURES)
             self.w0 = torch.nn.Linear(pad, n)
             self.b0 = torch.nn.Parameter(torch.zeros(n))
-            self.l1 = torch.nn.Linear(2 * n, k)
+            if arch.layers:
+                w1, w2 = arch.layers
+                self.heads = torch.nn.ModuleList([torch.nn.Linear(n, w1 * k),
+                                                  torch.nn.Linear(w1, w2 * k),
+                                                  torch.nn.Linear(w2, k)])
+            else:
+                self.heads = torch.nn.ModuleList([torch.nn.Linear(2 * n, k)])
 
         def accumulator(self, features, factorised):
             if dense:
@@ -126,14 +133,26 @@ def pytorch(boards, order, args, arch, factoriser, dense=False):
             return acc + self.l0f(factorised) if factoriser else acc
 
         def forward(self, s, t, sf, tf, b):
-            a = torch.clamp(self.accumulator(s, sf), 0, 1) ** 2
-            c = torch.clamp(self.accumulator(t, tf), 0, 1) ** 2
-            return self.l1(torch.cat([a, c], dim=1)).gather(1, b[:, None]).squeeze(1)
+            if not arch.layers:
+                a = torch.clamp(self.accumulator(s, sf), 0, 1) ** 2
+                c = torch.clamp(self.accumulator(t, tf), 0, 1) ** 2
+                out = self.heads[0](torch.cat([a, c], dim=1))
+                return out.gather(1, b[:, None]).squeeze(1)
+            half = n // 2
+            x = []
+            for acc in (self.accumulator(s, sf), self.accumulator(t, tf)):
+                acc = torch.clamp(acc, 0, 1)
+                x.append(acc[:, :half] * acc[:, half:])  # example 4's pairwise product
+            h = torch.cat(x, dim=1)
+            rows = torch.arange(len(b))
+            for layer, width in zip(self.heads[:2], arch.layers, strict=True):
+                h = torch.clamp(layer(h).view(-1, k, width)[rows, b], 0, 1) ** 2
+            return self.heads[2](h).gather(1, b[:, None]).squeeze(1)
 
     net = Net()
     first = [net.w0] if dense else [net.l0, net.b0] + ([net.l0f] if factoriser else [])
     params = [p for m in first for p in ([m] if isinstance(m, torch.Tensor) else
-                                         m.parameters())] + list(net.l1.parameters())
+                                         m.parameters())] + list(net.heads.parameters())
     l0 = {id(p) for m in first[:1] + first[2:] for p in m.parameters()}
     opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01)
@@ -190,10 +209,8 @@ def main(argv=None):
         print(f"{arch.describe()}{' + factoriser' if factoriser else ''}:", flush=True)
         rate = ours(boards, order, args, arch, factoriser)
         show("wasp-tune nnue (numba):", rate)
-        if torch is None or arch.layers:
-            why = "example 4 not written for it" if arch.layers else \
-                "no torch; pip install torch==2.13.0"
-            print(f"  PyTorch (CPU):           skipped ({why})")
+        if torch is None:
+            print("  PyTorch (CPU):           skipped (no torch; pip install torch==2.13.0)")
             continue
         anchors = [pytorch(boards, order, args, arch, factoriser)]
         show("PyTorch, EmbeddingBag:", anchors[0])

@@ -90,6 +90,27 @@ def nnue_run(tmp_path_factory):
     return run.dir
 
 
+@pytest.fixture(scope="module")
+def nnue_superbatch_run(nnue_run):
+    """Example 4 (king buckets, a factoriser, the pairwise layers) trained 2 superbatches on the
+    records of `nnue_run`'s data written as a .bf file."""
+    from tuner.nnue import data as D
+    from tuner.nnue.train import Config, Training, read_config
+    from wasp.nnue.arch import Arch
+
+    out = nnue_run.parent
+    D.write_bf(D.load(read_config(nnue_run)[0].data).boards, out / "d.bf")
+    layout = [0, 1, 2, 3] + [4] * 28
+    arch = Arch("buckets-mirrored", layout, 16, "crelu", 8, (16, 32))
+    config = Config(data=[str(out / "d.bf")], output=str(out / "m.nnue"), hidden=16,
+                    arch=arch.to_json(), factoriser=True, superbatches=2,
+                    batches_per_superbatch=3, batch_size=64, lr=0.01)
+    run = Training.create(out / "m.nnue.run", config)
+    assert run.train(progress=False)
+    run.export()
+    return run.dir
+
+
 def _run(name, env, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, str(v))
@@ -151,8 +172,21 @@ def test_nnue_notebook_plots_losses_output_against_scores_and_weight_maps(nnue_r
     assert _figures(nb) == 4  # losses, output against scores, two sets of heat maps
     text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
                    for out in c.get("outputs", []))
-    assert "(768 -> 16)x2 -> 1 on" in text and "3 of 3 epochs" in text
+    assert "(768 -> 16)x2 -> 1, SCReLU on" in text and "3 of 3 epochs" in text
     assert "best validation loss" in text and "correlation" in text
+    assert "the engine's output" in text
+
+
+def test_nnue_notebook_reads_a_superbatch_run_of_example_4_on_records(nnue_superbatch_run,
+                                                                      monkeypatch):
+    nb = _run("nnue.ipynb", {"WASP_NNUE_RUN": nnue_superbatch_run}, monkeypatch)
+    assert not _errors(nb)
+    assert _figures(nb) == 4  # losses, output against scores, two neurons' maps
+    text = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for out in c.get("outputs", []))
+    assert "(768x5hm -> 16)x2 -> pairwise" in text and "2 of 2 superbatches" in text
+    assert "at superbatch" in text
+    assert "the trainer's float output" in text and "correlation" in text
 
 
 def test_notebooks_take_their_input_from_the_environment():

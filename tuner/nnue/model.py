@@ -3,7 +3,7 @@ forward/backward and AdamW, as numba kernels.
 
 The accumulator of a perspective is acc = l0b + the l0w rows of its active inputs (<= 32:
 Chess768, or king-bucketed and mirrored, `wasp.nnue.inputs`); with a factoriser the rows are
-l0w's plus l0f's (of the input modulo 768), merged once a batch. Then, for the output bucket b
+l0w's plus l0f's (of the input modulo 768), added once a batch. Then, for the output bucket b
 of the position's piece count:
 - examples 1 to 3: o = l1w[b] . [act(acc_stm), act(acc_other)] + l1b[b], act SCReLU
   clamp(x, 0, 1)^2 or CReLU clamp(x, 0, 1);
@@ -12,10 +12,21 @@ of the position's piece count:
 The engine's score is 400 o. Loss: (sigmoid(o) - target)^2 with target = wdl * result + (1 -
 wdl) * sigmoid(score / 400), both from the side to move (bullet's SigmoidMSE at eval scale 400).
 
-A batch is cut into a fixed number of chunks, each with its own gradient buffers (l0w's only in
-the rows the chunk touched), added in chunk order, so gradients, losses and so the whole run
-repeat bit for bit whatever the thread count. The same kernels run in float32 (training) and
-float64 (tests).
+A batch runs in fixed work items, so every sum has one order whatever the thread count and a
+run repeats bit for bit. A Chess768 first layer small enough to stay in cache (`fits_cache`)
+takes one fused pass, a chunk of positions a thread: each position's accumulators built in
+small buffers, used by the later layers, their gradient added at once into the chunk's copy of
+the first layer's gradient. A bigger one (king buckets) takes passes over column blocks of up
+to 128 columns, a block a thread, the batch's perspectives grouped by king bucket so that one
+bucket's block of weights or of gradient (768 rows of 128 columns: 384 KB) stays in cache:
+the accumulators summed into a batch array, the later layers a chunk of positions a thread
+(each accumulator's gradient written over it), the gradient scattered into its rows; the batch
+array, written and read in order, costs less than first-layer rows read from beyond the
+cache. AdamW stays dense, as bullet's (a row that no position of the batch touched still has
+its moments decay and its weight decay): the first layer's is one pass over its rows that
+adds the factoriser's gradient (the buckets' rows of an input), updates l0w and l0f and zeroes
+the gradient for the next batch. The same kernels run in float32 (training) and float64
+(tests).
 
 Parameters are held in the kernels' layout: l0w [inputs][N] (a row an input), l0f [768][N],
 l0b [N], l1w [K][2N] or [K][16][N], l1b [K] or [K][16], l2w [K][32][16], l2b [K][32],
@@ -35,8 +46,10 @@ from wasp.nnue.inputs import FEATURES, MAX_ACTIVE, bucket_table
 
 from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
-CHUNKS = 16  # gradient buffers a batch: fixed, so sums do not depend on the threads
-CHUNK_BYTES = 64 << 20  # fewer chunks when 16 copies of l0w's gradient would pass this
+CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
+# the threads
+BLOCK = 128  # the first layer's columns a block (fewer when N is not a multiple)
+FUSED_BYTES = 2 << 20  # a Chess768 first layer this big or smaller: the fused pass
 SCALE = float(A.SCALE)  # centipawns = SCALE * o; the score's sigmoid is of score/SCALE
 WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output in i32
 FACTORISER_CLIP = 0.99  # example 3's l0w and l0f clip: their sum stays within WEIGHT_CLIP
@@ -76,27 +89,139 @@ def _sigmoid(x):
     return 1.0 / (1.0 + math.exp(-x))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _clear_rows(g, touched, c):
-    """Zero the rows of chunk c's l0w gradient that the last batch touched."""
-    for r in range(touched.shape[1]):
-        if touched[c, r]:
-            g[c, r, :] = 0
-            touched[c, r] = 0
+@njit(cache=True, nogil=True, parallel=True)
+def decode_kernel(boards, idx, table, mirrored, buckets, feats, counts, outb):
+    """The inputs of the positions boards[idx] (an index ~r: record r mirrored left to right):
+    the side to move's of position j in feats[2j], the other side's in feats[2j + 1], their
+    count in counts; the output bucket of j (K `buckets`) in outb."""
+    for j in prange(idx.shape[0]):
+        r = idx[j]
+        files = 0
+        if r < 0:
+            r = ~r
+            files = 7
+        count = board_features(boards, r, feats[2 * j], feats[2 * j + 1], files, table,
+                               mirrored)
+        counts[2 * j] = count
+        counts[2 * j + 1] = count
+        outb[j] = output_bucket(count, buckets)
+
+
+@njit(cache=True, nogil=True)
+def bucket_order(feats, counts, rows, order):
+    """order = the perspectives sorted by the `rows`-row bucket of their inputs (stable): a
+    king bucket's weights stay in cache while its perspectives are added up. Chess768 (one
+    bucket): the perspectives in order."""
+    n = counts.shape[0]
+    buckets = 1
+    for p in range(n):
+        buckets = max(buckets, feats[p, 0] // rows + 1)
+    starts = np.zeros(buckets + 1, dtype=np.int64)
+    for p in range(n):
+        starts[feats[p, 0] // rows + 1] += 1
+    for b in range(buckets):
+        starts[b + 1] += starts[b]
+    for p in range(n):
+        b = feats[p, 0] // rows
+        order[starts[b]] = p
+        starts[b] += 1
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def batch_kernel(boards, idx, wdl, table, mirrored, crelu, buckets, l0w, l0b, l1w, l1b, l2w,
-                 l2b, l3w, l3b, g0w, touched, g0b, g1w, g1b, g2w, g2b, g3w, g3b, losses,
-                 outputs, train):
-    """Loss of the positions boards[idx] (summed a chunk into `losses`), their outputs o, and
-    when `train` the gradients of the batch's mean loss, chunk c into g*[c] (g0w only in the
-    rows touched[c] marks). An index ~r (negative) stands for record r mirrored left to right.
-    l1w .. l3b are flat (the kernels' layout); l2w is empty for examples 1 to 3, which
-    `buckets` K output buckets and `crelu` (else SCReLU) describe."""
+def accumulate_kernel(wb, l0b, feats, counts, order, acc):
+    """acc[s][p] = column block s of perspective p's accumulator: l0b plus the rows of its
+    inputs, from the first layer's weights in column blocks wb [blocks][rows][width]. A block
+    a thread, its perspectives in `order`: each block's weights of one king bucket (768 rows)
+    stay in cache while they are read."""
+    blocks, _, width = wb.shape
+    for s in prange(blocks):
+        w = wb[s]
+        a = acc[s]
+        bias = np.empty(width, dtype=wb.dtype)
+        for k in range(width):
+            bias[k] = l0b[s * width + k]
+        for q in range(order.shape[0]):
+            p = order[q]
+            out = a[p]
+            for k in range(width):
+                out[k] = bias[k]
+            count = counts[p]
+            i = 0
+            while i + 4 <= count:  # four rows a pass over out
+                r0 = w[feats[p, i]]
+                r1 = w[feats[p, i + 1]]
+                r2 = w[feats[p, i + 2]]
+                r3 = w[feats[p, i + 3]]
+                for k in range(width):
+                    out[k] += (r0[k] + r1[k]) + (r2[k] + r3[k])
+                i += 4
+            while i < count:
+                row = w[feats[p, i]]
+                for k in range(width):
+                    out[k] += row[k]
+                i += 1
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=True)
+def scatter_kernel(gb, g0b, acc, feats, counts, order):
+    """The first layer's gradient from the accumulators' (acc, as `heads_kernel` leaves it):
+    gb [blocks][rows][width] = each perspective's block added into the rows of its inputs
+    (gb zero before), g0b = their sum. A block a thread, the perspectives in `order`: every
+    sum in one order whatever the threads."""
+    blocks, _, width = gb.shape
+    for s in prange(blocks):
+        g = gb[s]
+        d = acc[s]
+        bias = np.zeros(width, dtype=gb.dtype)
+        for q in range(order.shape[0]):
+            p = order[q]
+            dp = d[p]
+            for k in range(width):
+                bias[k] += dp[k]
+            for i in range(counts[p]):
+                row = g[feats[p, i]]
+                for k in range(width):
+                    row[k] += dp[k]
+        for k in range(width):
+            g0b[s * width + k] = bias[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_rows(acc, w, rows, count):
+    """acc += the rows w[rows[:count]]."""
+    for i in range(count):
+        r = w[rows[i]]
+        for k in range(acc.shape[0]):
+            acc[k] += r[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter_rows(g, rows, count, d):
+    """g[rows[i]] += d for the first `count` rows: an accumulator's gradient into the rows of
+    its inputs."""
+    for i in range(count):
+        r = g[rows[i]]
+        for k in range(d.shape[0]):
+            r[k] += d[k]
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=True)
+def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, fused, table, mirrored, l0w,
+                 l0b, g0w, g0b, l1w, l1b, l2w, l2b, l3w, l3b, g1w, g1b, g2w, g2b, g3w, g3b,
+                 losses, outputs, train):
+    """Loss of the positions boards[idx], summed a chunk into `losses`, and their outputs o;
+    when `train` the gradients of the batch's mean loss, chunk c into g*[c]. The accumulators:
+    with `fused`, each position's built from its inputs (`table`, `mirrored`) and l0w [rows][N],
+    l0b, and its gradient added at once into chunk c's g0w [chunks][rows][N] (zero before) and
+    g0b [chunks][N], no batch array written (a first layer small enough to stay in cache);
+    otherwise read from acc [blocks][2n][width] (`accumulate_kernel`; output buckets outb) and
+    each one's gradient written over it (for `scatter_kernel`). l1w .. l3b are flat (the
+    kernels' layout); l2w is empty for examples 1 to 3, which `buckets` K output buckets and
+    `crelu` (else SCReLU) describe."""
     n = idx.shape[0]
     chunks = losses.shape[0]
     hidden = l0b.shape[0]
+    blocks, _, width = acc.shape
     layers = l2w.shape[0] > 0
     width1 = l1b.shape[0] // buckets  # example 4's L1 and L2 widths (1 otherwise)
     width2 = l2b.shape[0] // buckets if layers else 1
@@ -104,32 +229,34 @@ def batch_kernel(boards, idx, wdl, table, mirrored, crelu, buckets, l0w, l0b, l1
     for c in prange(chunks):
         stm = np.empty(MAX_ACTIVE, dtype=np.int64)
         ntm = np.empty(MAX_ACTIVE, dtype=np.int64)
-        acc_s = np.empty_like(l0b)
-        acc_n = np.empty_like(l0b)
-        h_s = np.empty_like(l0b)
-        h_n = np.empty_like(l0b)
-        d_s = np.empty_like(l0b)
-        d_n = np.empty_like(l0b)
-        x = np.empty_like(l0b)  # example 4: L1's inputs, and their gradient
-        dx = np.empty_like(l0b)
-        z1 = np.empty(width1, dtype=l0b.dtype)
-        z2 = np.empty(width2, dtype=l0b.dtype)
-        h1 = np.empty(width1, dtype=l0b.dtype)
-        h2 = np.empty(width2, dtype=l0b.dtype)
-        dz1 = np.empty(width1, dtype=l0b.dtype)
-        typed = np.zeros(3, dtype=l0b.dtype)  # scalars in the net's type (float32 loops)
+        acc_s = np.empty(hidden, dtype=acc.dtype)
+        acc_n = np.empty(hidden, dtype=acc.dtype)
+        h_s = np.empty_like(acc_s)
+        h_n = np.empty_like(acc_s)
+        d_s = np.empty_like(acc_s)
+        d_n = np.empty_like(acc_s)
+        x = np.empty_like(acc_s)  # example 4: L1's inputs, and their gradient
+        dx = np.empty_like(acc_s)
+        z1 = np.empty(width1, dtype=acc.dtype)
+        z2 = np.empty(width2, dtype=acc.dtype)
+        h1 = np.empty(width1, dtype=acc.dtype)
+        h2 = np.empty(width2, dtype=acc.dtype)
+        dz1 = np.empty(width1, dtype=acc.dtype)
+        typed = np.zeros(3, dtype=acc.dtype)  # scalars in the net's type (float32 loops)
         typed[1] = 1.0
         zero = typed[0]
         one = typed[1]
         if train:
-            _clear_rows(g0w, touched, c)
-            g0b[c, :] = 0
             g1w[c, :] = 0
             g1b[c, :] = 0
             g2w[c, :] = 0
             g2b[c, :] = 0
             g3w[c, :] = 0
             g3b[c, :] = 0
+            if fused:
+                g0b[c, :] = 0
+        g0 = g0w[c % g0w.shape[0]]  # fused: chunk c's (one unused buffer otherwise)
+        count = 0
         loss = 0.0
         for j in range(c * size, min(n, (c + 1) * size)):
             r = idx[j]
@@ -137,16 +264,21 @@ def batch_kernel(boards, idx, wdl, table, mirrored, crelu, buckets, l0w, l0b, l1
             if r < 0:
                 r = ~r
                 files = 7
-            count = board_features(boards, r, stm, ntm, files, table, mirrored)
-            b = output_bucket(count, buckets)
-            acc_s[:] = l0b
-            acc_n[:] = l0b
-            for i in range(count):
-                ws = l0w[stm[i]]
-                wn = l0w[ntm[i]]
-                for k in range(hidden):
-                    acc_s[k] += ws[k]
-                    acc_n[k] += wn[k]
+            if fused:
+                count = board_features(boards, r, stm, ntm, files, table, mirrored)
+                b = output_bucket(count, buckets)
+                acc_s[:] = l0b
+                acc_n[:] = l0b
+                _add_rows(acc_s, l0w, stm, count)
+                _add_rows(acc_n, l0w, ntm, count)
+            else:
+                b = outb[j]
+                for s in range(blocks):
+                    a_s = acc[s, 2 * j]
+                    a_n = acc[s, 2 * j + 1]
+                    for k in range(width):
+                        acc_s[s * width + k] = a_s[k]
+                        acc_n[s * width + k] = a_n[k]
             if layers:
                 out = _layers_forward(acc_s, acc_n, x, z1, h1, z2, h2, b, l1w, l1b, l2w, l2b,
                                       l3w, l3b, zero, one)
@@ -180,8 +312,6 @@ def batch_kernel(boards, idx, wdl, table, mirrored, crelu, buckets, l0w, l0b, l1
             if layers:
                 _layers_backward(c, d, acc_s, acc_n, d_s, d_n, x, dx, z1, h1, z2, h2, dz1, b,
                                  l1w, l2w, l3w, g1w, g1b, g2w, g2b, g3w, g3b, zero, one)
-                for k in range(hidden):
-                    g0b[c, k] += d_s[k] + d_n[k]
             else:
                 w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
                 gw = g1w[c, b * 2 * hidden:(b + 1) * 2 * hidden]
@@ -194,7 +324,6 @@ def batch_kernel(boards, idx, wdl, table, mirrored, crelu, buckets, l0w, l0b, l1
                         d_s[k] = d * w1[k] if zero < a < one else zero
                         a = acc_n[k]
                         d_n[k] = d * w1[hidden + k] if zero < a < one else zero
-                        g0b[c, k] += d_s[k] + d_n[k]
                 else:
                     two_d = d + d
                     for k in range(hidden):
@@ -204,15 +333,18 @@ def batch_kernel(boards, idx, wdl, table, mirrored, crelu, buckets, l0w, l0b, l1
                         d_s[k] = two_d * w1[k] * a if zero < a < one else zero
                         a = acc_n[k]
                         d_n[k] = two_d * w1[hidden + k] * a if zero < a < one else zero
-                        g0b[c, k] += d_s[k] + d_n[k]
-            for i in range(count):
-                touched[c, stm[i]] = 1
-                touched[c, ntm[i]] = 1
-                gs = g0w[c, stm[i]]
-                gn = g0w[c, ntm[i]]
+            if fused:
                 for k in range(hidden):
-                    gs[k] += d_s[k]
-                    gn[k] += d_n[k]
+                    g0b[c, k] += d_s[k] + d_n[k]
+                _scatter_rows(g0, stm, count, d_s)
+                _scatter_rows(g0, ntm, count, d_n)
+                continue
+            for s in range(blocks):
+                a_s = acc[s, 2 * j]
+                a_n = acc[s, 2 * j + 1]
+                for k in range(width):
+                    a_s[k] = d_s[s * width + k]
+                    a_n[k] = d_n[s * width + k]
         losses[c] = loss
 
 
@@ -299,30 +431,33 @@ def _layers_backward(c, d, acc_s, acc_n, d_s, d_n, x, dx, z1, h1, z2, h2, dz1, b
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def merge_factoriser(l0w, l0f, out):
-    """out = l0w + l0f repeated for every king bucket (the weights the inputs see)."""
+def block_weights(l0w, l0f, out):
+    """out [blocks][rows][width] = l0w in column blocks, plus with a factoriser (l0f with
+    rows) l0f repeated for every king bucket: the weights the inputs see."""
+    blocks, rows, width = out.shape
     features = l0f.shape[0]
-    for r in prange(l0w.shape[0]):
-        f = r % features
-        for k in range(l0w.shape[1]):
-            out[r, k] = l0w[r, k] + l0f[f, k]
+    for r in prange(rows):
+        for s in range(blocks):
+            o = out[s, r]
+            for k in range(width):
+                o[k] = l0w[r, s * width + k]
+            if features:
+                f = r % features
+                for k in range(width):
+                    o[k] += l0f[f, s * width + k]
 
 
 @njit(cache=True, nogil=True)
-def sum_rows(g0w, touched, out):
-    """out = the chunks' l0w gradients added in chunk order (rows no chunk touched: 0)."""
-    for r in range(out.shape[0]):
-        first = True
-        for c in range(g0w.shape[0]):
-            if touched[c, r]:
-                if first:
-                    out[r, :] = g0w[c, r, :]
-                    first = False
-                else:
-                    for k in range(out.shape[1]):
-                        out[r, k] += g0w[c, r, k]
-        if first:
-            out[r, :] = 0
+def unblock(gb, out):
+    """out [rows][N] = gb [parts][blocks][rows][width]: the parts added in order, the blocks
+    side by side."""
+    parts, blocks, rows, width = gb.shape
+    for r in range(rows):
+        for s in range(blocks):
+            o = out[r, s * width:(s + 1) * width]
+            o[:] = gb[0, s, r]
+            for q in range(1, parts):
+                o += gb[q, s, r]
 
 
 @njit(cache=True, nogil=True)
@@ -345,19 +480,66 @@ def sum_buckets(g0w, out):
         out += g0w[b * features:(b + 1) * features]
 
 
-@njit(cache=True, nogil=True)
-def adamw_kernel(param, g, m, v, lr, beta1, beta2, eps, decay, step, clip):
-    """One AdamW step (decoupled decay, bias-corrected moments) on a flat parameter array from
-    its gradient g; then clip to +-clip. One thread: a few percent of a batch's time, where a
-    parallel loop's start-up cost more."""
-    size = param.shape[0]
-    c1 = 1.0 - beta1 ** step
-    c2 = 1.0 - beta2 ** step
-    for i in range(size):
+@njit(cache=True, nogil=True, inline="always")
+def _adamw(param, g, m, v, lr, beta1, beta2, c1, c2, eps, decay, clip):
+    """AdamW on the elements of `param` from their gradient g (decoupled decay, moments
+    bias-corrected by c1 = 1 - beta1^step, c2 = 1 - beta2^step); then clip to +-clip."""
+    for i in range(param.shape[0]):
         m[i] = beta1 * m[i] + (1.0 - beta1) * g[i]
         v[i] = beta2 * v[i] + (1.0 - beta2) * g[i] * g[i]
         p = param[i] * (1.0 - lr * decay) - lr * (m[i] / c1) / (math.sqrt(v[i] / c2) + eps)
         param[i] = min(clip, max(-clip, p))
+
+
+@njit(cache=True, nogil=True)
+def adamw_kernel(param, g, m, v, lr, beta1, beta2, eps, decay, step, clip):
+    """One AdamW step on a flat parameter array from its gradient g (`_adamw`). One thread:
+    the layers after the first are small."""
+    _adamw(param, g, m, v, lr, beta1, beta2, 1.0 - beta1 ** step, 1.0 - beta2 ** step, eps,
+           decay, clip)
+
+
+ROW_BLOCKS = 64  # adamw_rows' work items: the inputs in blocks, each with its buffers
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def adamw_rows(l0w, gb, m, v, l0f, mf, vf, lr, beta1, beta2, eps, decay, step, clip):
+    """One AdamW step on the first layer, in one pass over its rows: l0w's gradient is gb
+    [parts][blocks][rows][width] (the parts added in order, the blocks side by side), and with
+    a factoriser (l0f with rows) l0f's is the l0w gradients of its input added over the king
+    buckets in bucket order. Every row is updated (dense, as bullet's AdamW), and gb is left
+    zero for the next batch."""
+    factorised = l0f.shape[0] > 0
+    features = l0f.shape[0] if factorised else l0w.shape[0]
+    buckets = l0w.shape[0] // features
+    hidden = l0w.shape[1]
+    parts, blocks, _, width = gb.shape
+    c1 = 1.0 - beta1 ** step
+    c2 = 1.0 - beta2 ** step
+    items = min(features, ROW_BLOCKS)
+    per = (features + items - 1) // items
+    for item in prange(items):
+        g = np.empty(hidden, dtype=l0w.dtype)
+        gf = np.zeros(hidden, dtype=l0w.dtype)
+        for f in range(item * per, min(features, (item + 1) * per)):
+            for b in range(buckets):
+                r = b * features + f
+                for s in range(blocks):
+                    row = gb[0, s, r]
+                    for k in range(width):
+                        g[s * width + k] = row[k]
+                        row[k] = 0
+                    for q in range(1, parts):
+                        row = gb[q, s, r]
+                        for k in range(width):
+                            g[s * width + k] += row[k]
+                            row[k] = 0
+                if factorised:
+                    for k in range(hidden):
+                        gf[k] = g[k] if b == 0 else gf[k] + g[k]
+                _adamw(l0w[r], g, m[r], v[r], lr, beta1, beta2, c1, c2, eps, decay, clip)
+            if factorised:
+                _adamw(l0f[f], gf, mf[f], vf[f], lr, beta1, beta2, c1, c2, eps, decay, clip)
 
 
 @dataclass
@@ -451,94 +633,160 @@ class FloatNet:
         return f"<FloatNet {self.arch.describe()}{f} {self.dtype}>"
 
 
-def chunks_for(arch: Arch) -> int:
-    """Gradient chunks a batch: CHUNKS, fewer (at least 2) for a first layer so big that 16
-    copies of its gradient would pass CHUNK_BYTES. A function of the architecture alone."""
-    l0 = arch.features * arch.hidden * 4
-    chunks = CHUNKS
-    while chunks > 2 and chunks * l0 > CHUNK_BYTES:
-        chunks //= 2
-    return chunks
+def block_width(hidden) -> int:
+    """The width of the first layer's column blocks: the largest power of two up to BLOCK
+    that divides N."""
+    width = BLOCK
+    while hidden % width:
+        width //= 2
+    return width
+
+
+def fits_cache(arch: Arch) -> bool:
+    """Is the first layer small enough (Chess768, FUSED_BYTES or less in float32) for the fused
+    pass, each position's accumulators built and their gradient added back at once?"""
+    return not arch.mirrored and arch.features * arch.hidden * 4 <= FUSED_BYTES
 
 
 class Kernels:
-    """The chunk gradient buffers of a net, and the calls of the batch and AdamW kernels."""
+    """A net's batch buffers and gradients, and the calls of its kernels. A first layer that
+    stays in cache (`fits_cache`; or `fused` given): one pass a chunk of positions a thread
+    (`heads_kernel` fused), the first layer's gradient a copy a chunk. Otherwise a batch's
+    inputs decoded (`decode_kernel`) and ordered by king bucket (`bucket_order`), the
+    accumulators summed a column block a thread (`accumulate_kernel`), the layers after them a
+    chunk of positions a thread (`heads_kernel`), the first layer's gradient a column block a
+    thread (`scatter_kernel`). Then AdamW (`step`)."""
 
-    def __init__(self, net: FloatNet, chunks=None, train=True):
+    def __init__(self, net: FloatNet, chunks=CHUNKS, train=True, fused=None):
         arch = net.arch
         self.net = net
-        chunks = chunks or chunks_for(arch)
         self.train = train
+        self.fused = fits_cache(arch) if fused is None else bool(fused)
         dt = net.dtype
         self.table = bucket_table(arch.layout)
         self.mirrored = arch.mirrored
         self.crelu = arch.activation == "crelu"
         self.buckets = arch.output_buckets
-        heads = {k: a.size for k, a in net.params.items() if k not in ("l0w", "l0f")}
+        heads = {k: a.size for k, a in net.params.items() if k not in ("l0w", "l0f", "l0b")}
         for name in ("l2w", "l2b", "l3w", "l3b"):
             heads.setdefault(name, 0)
-        rows = net.params["l0w"].shape
+        rows, hidden = net.params["l0w"].shape
+        width = hidden if self.fused else block_width(hidden)
+        # the first layer's gradient [parts][blocks][rows][width]: a part a chunk when fused
+        parts = chunks if self.fused else 1
+        shape = (parts, hidden // width, rows, width)
         c = chunks if train else 1
-        # evaluation only: one-row buffers the kernel never touches
-        self.g0w = np.zeros((c, *rows) if train else (1, 1, 1), dt)
-        self.touched = np.zeros((c, rows[0]) if train else (1, 1), np.uint8)
+        # l0w (+ l0f) in column blocks (fused: l0w itself)
+        self.weights = np.empty((1, 1, 1) if self.fused else shape[1:], dt)
+        # evaluation only: one-row buffers the kernels never touch
+        self.g0w = np.zeros(shape if train else (1, 1, 1, 1), dt)
+        self.g0b = np.zeros((parts, hidden), dt)
+        self._pending = False  # g0w holds a batch's gradient that no step has consumed
         self.grads = {k: np.zeros((c, size) if train else (1, max(size, 1)), dt)
                       for k, size in heads.items()}
         self.losses = np.zeros(chunks)
-        self.merged = np.empty(rows, dt) if net.factoriser else None
+        self._batch = None  # (positions, the batch buffers of that many)
+        self._none = np.zeros((0, hidden), dt)
+        self._unused = np.zeros((1, 1, 1), dt)
+        self._no_buckets = np.zeros(1, np.int64)
 
     def _flat(self, name):
         p = self.net.params.get(name)
         return p.reshape(-1) if p is not None else np.zeros(0, self.net.dtype)
 
+    def _buffers(self, n):
+        """(feats, counts, output buckets, order, accumulators) for a batch of n positions,
+        kept while the batch size stays."""
+        if self._batch is None or self._batch[0] != n:
+            blocks, _, width = self.weights.shape
+            self._batch = (n, np.empty((2 * n, MAX_ACTIVE), np.int64),
+                           np.empty(2 * n, np.int64), np.empty(n, np.int64),
+                           np.empty(2 * n, np.int64),
+                           np.empty((blocks, 2 * n, width), self.weights.dtype))
+        return self._batch[1:]
+
     def run(self, boards, idx, wdl, train, outputs=None):
-        """Sum of the losses of boards[idx]; fills the chunk gradients when `train`."""
+        """Sum of the losses of boards[idx]; the batch's gradients when `train`."""
         net = self.net
         g = self.grads
         train = bool(train) and self.train
+        if train and self._pending:
+            self.g0w.fill(0)
         if outputs is None:
             outputs = np.empty(len(idx))
-        l0w = net.params["l0w"]
-        if net.factoriser:
-            merge_factoriser(l0w, net.params["l0f"], self.merged)
-            l0w = self.merged
-        batch_kernel(boards, idx, float(wdl), self.table, self.mirrored, self.crelu,
-                     self.buckets, l0w, net.params["l0b"], self._flat("l1w"), self._flat("l1b"),
-                     self._flat("l2w"), self._flat("l2b"), self._flat("l3w"), self._flat("l3b"),
-                     self.g0w, self.touched, g["l0b"], g["l1w"], g["l1b"], g["l2w"], g["l2b"],
-                     g["l3w"], g["l3b"], self.losses, outputs, train)
+        if self.fused:  # Chess768: no factoriser, l0w as it is
+            l0w, acc, outb = net.params["l0w"], self._unused, self._no_buckets
+            g0w = self.g0w.reshape(self.g0w.shape[0], *self.g0w.shape[2:])
+        else:
+            block_weights(net.params["l0w"],
+                          net.params["l0f"] if net.factoriser else self._none, self.weights)
+            l0w, g0w = self.weights[0], self.g0w[0]
+            feats, counts, outb, order, acc = self._buffers(len(idx))
+            decode_kernel(boards, idx, self.table, self.mirrored, self.buckets, feats, counts,
+                          outb)
+            bucket_order(feats, counts, FEATURES, order)
+            accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc)
+        heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc, self.fused,
+                     self.table, self.mirrored, l0w, net.params["l0b"],
+                     g0w if self.fused else self._unused, self.g0b, self._flat("l1w"),
+                     self._flat("l1b"), self._flat("l2w"), self._flat("l2b"), self._flat("l3w"),
+                     self._flat("l3b"), g["l1w"], g["l1b"], g["l2w"], g["l2b"], g["l3w"],
+                     g["l3b"], self.losses, outputs, train)
+        if train and not self.fused:
+            scatter_kernel(g0w, self.g0b[0], acc, feats, counts, order)
+        self._pending = self._pending or train
         return float(self.losses.sum())
 
     def gradients(self):
-        """The batch gradients (the chunk buffers added in order), per parameter, in the
-        kernels' layout."""
+        """The batch gradients per parameter, in the kernels' layout."""
         net = self.net
-        out = {}
         g0w = np.empty_like(net.params["l0w"])
-        sum_rows(self.g0w, self.touched, g0w)
-        out["l0w"] = g0w
+        unblock(self.g0w, g0w)
+        out = {"l0w": g0w}
         if net.factoriser:
             g0f = np.empty_like(net.params["l0f"])
             sum_buckets(g0w, g0f)
             out["l0f"] = g0f
+        out["l0b"] = np.empty(self.net.hidden, self.g0b.dtype)
+        sum_chunks(self.g0b, out["l0b"])
+        out.update(self._head_gradients())
+        return out
+
+    def _head_gradients(self):
+        """The gradients of the parameters after the first layer (chunks added in order)."""
+        out = {}
         for name, g in self.grads.items():
-            if name in net.params:
+            if name in self.net.params:
                 total = np.empty(g.shape[1], g.dtype)
                 sum_chunks(g, total)
-                out[name] = total.reshape(net.params[name].shape)
+                out[name] = total.reshape(self.net.params[name].shape)
         return out
 
     def step(self, moments, lr, step, opt: AdamW):
-        """AdamW on every parameter from the chunk gradients of the last `run(train=True)`."""
-        grads = self.gradients()
-        for name, param in self.net.params.items():
+        """AdamW on every parameter from the gradients of the last `run(train=True)`: l0w and
+        l0f in one pass over their rows (`adamw_rows`, which zeroes g0w), the others from
+        their chunks added."""
+        params = self.net.params
+        lr, step = float(lr), float(step)
+        m, v = moments["l0w"]
+        if self.net.factoriser:
+            f, (mf, vf) = params["l0f"], moments["l0f"]
+        else:
+            f = mf = vf = self._none
+        adamw_rows(params["l0w"], self.g0w, m, v, f, mf, vf, lr, opt.beta1, opt.beta2,
+                   opt.eps, opt.decay, step, opt.clip_of("l0w"))
+        self._pending = False
+        grads = self._head_gradients()
+        grads["l0b"] = np.empty(self.net.hidden, self.g0b.dtype)
+        sum_chunks(self.g0b, grads["l0b"])
+        for name, g in grads.items():
             m, v = moments[name]
-            adamw_kernel(param.reshape(-1), grads[name].reshape(-1), m.reshape(-1),
-                         v.reshape(-1), float(lr), opt.beta1, opt.beta2, opt.eps, opt.decay,
-                         float(step), opt.clip_of(name))
+            adamw_kernel(params[name].reshape(-1), g.reshape(-1), m.reshape(-1),
+                         v.reshape(-1), lr, opt.beta1, opt.beta2, opt.eps, opt.decay, step,
+                         opt.clip_of(name))
 
 
-def evaluate(net: FloatNet, boards, wdl=0.0, idx=None, batch=1 << 16):
+def evaluate(net: FloatNet, boards, wdl=0.0, idx=None, batch=1 << 14):
     """(mean loss, outputs o float64 [n]) of a net over records (all, or boards[idx]; an
     array, or `MappedRecords` read a batch at a time)."""
     if isinstance(boards, np.ndarray):

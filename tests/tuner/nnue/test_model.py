@@ -20,6 +20,7 @@ LAYOUT = [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7,  # bullet's example 3 
           8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9]
 ARCHES = {  # (architecture, factoriser): bullet's progression, narrow
     "1 simple": (Arch(hidden=16), False),
+    "1 simple, three column blocks": (Arch(hidden=384), False),
     "2 output buckets, CReLU": (Arch(hidden=16, activation="crelu", output_buckets=4), False),
     "3 king buckets": (Arch("buckets-mirrored", LAYOUT, 16, output_buckets=8), False),
     "3 king buckets + factoriser": (Arch("buckets-mirrored", LAYOUT, 16, output_buckets=8),
@@ -109,21 +110,96 @@ def test_loss_matches_a_numpy_forward_pass():
     assert np.isclose(loss, np.mean((1 / (1 + np.exp(-want)) - target) ** 2))
 
 
-@pytest.mark.parametrize("name", ["1 simple", "4 multi-layer + factoriser"])
-def test_chunk_sums_do_not_depend_on_threads(name):
+@pytest.mark.parametrize("name,fused", [("1 simple, three column blocks", True),
+                                        ("1 simple, three column blocks", False),
+                                        ("4 multi-layer + factoriser", None)])
+def test_losses_and_gradients_do_not_depend_on_threads(name, fused):
     arch, factoriser = ARCHES[name]
     boards = D.random_records(3000, seed=8)
     idx = np.arange(len(boards), dtype=np.int64)
     results = []
     for threads in (1, 2):
         set_threads(threads)
-        kernels = Kernels(_spread(arch, factoriser, seed=1, dtype=np.float32))
+        kernels = Kernels(_spread(arch, factoriser, seed=1, dtype=np.float32), fused=fused)
         loss = kernels.run(boards, idx, 0.75, True)
         results.append((loss, kernels.gradients()))
     set_threads()
     assert results[0][0] == results[1][0]
     for param, g in results[0][1].items():
         assert np.array_equal(g, results[1][1][param])
+
+
+@pytest.mark.parametrize("name", ["1 simple, three column blocks", "2 output buckets, CReLU"])
+def test_the_fused_pass_and_the_column_blocks_agree(name):
+    """A Chess768 net small enough for the fused pass gives the losses, outputs and gradients
+    of the column-block passes (to rounding), and the same AdamW step."""
+    from tuner.nnue.model import AdamW, fits_cache
+
+    arch, factoriser = ARCHES[name]
+    assert fits_cache(arch)
+    boards = D.random_records(500, seed=6)
+    idx = np.arange(500, dtype=np.int64)
+    idx[::4] = ~idx[::4]
+    nets, results = [], []
+    for fused in (True, False):
+        net = _spread(arch, factoriser, seed=7)
+        kernels = Kernels(net, fused=fused)
+        out = np.empty(len(idx))
+        loss = kernels.run(boards, idx, 0.4, True, out)
+        grads = kernels.gradients()
+        moments = {k: (np.zeros_like(a), np.zeros_like(a)) for k, a in net.params.items()}
+        kernels.step(moments, 0.01, 1, AdamW())
+        nets.append(net)
+        results.append((loss, out, grads))
+    assert np.isclose(results[0][0], results[1][0], rtol=1e-12)
+    assert np.allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+    for param, g in results[0][2].items():
+        assert np.allclose(g, results[1][2][param], rtol=1e-9, atol=1e-14), param
+    for param, a in nets[0].params.items():
+        assert np.allclose(a, nets[1].params[param], rtol=1e-9, atol=1e-12), param
+
+
+def test_a_second_run_before_a_step_gives_the_same_gradients():
+    arch, factoriser = ARCHES["3 king buckets + factoriser"]
+    kernels = Kernels(_spread(arch, factoriser, seed=3))
+    boards = D.random_records(400, seed=9)
+    idx = np.arange(400, dtype=np.int64)
+    kernels.run(boards, idx, 0.5, True)
+    first = kernels.gradients()
+    kernels.run(boards, idx, 0.5, True)
+    for param, g in kernels.gradients().items():
+        assert np.array_equal(g, first[param]), param
+
+
+def test_adamw_is_dense_rows_no_position_touched_still_move():
+    """As bullet's AdamW: every weight moves each step, the rows of inputs absent from the
+    batch by weight decay alone (no moments yet) or by their moments' decay."""
+    from tuner.nnue.model import AdamW
+
+    net = _net(16, seed=2, dtype=np.float32)
+    kernels = Kernels(net)
+    moments = {k: (np.zeros_like(a), np.zeros_like(a)) for k, a in net.params.items()}
+    batches = [D.random_records(40, seed=s) for s in (1, 2)]
+    seen = []
+    for boards in batches:
+        stm, ntm, _ = D.features(boards)
+        seen.append(set(stm[stm < D.FEATURES].tolist()) | set(ntm[ntm < D.FEATURES].tolist()))
+    never = sorted(set(range(D.FEATURES)) - seen[0] - seen[1])
+    first_only = sorted(seen[0] - seen[1])
+    assert never and first_only
+    for step, boards in enumerate(batches, 1):
+        before = net.params["l0w"].copy()
+        m_before = moments["l0w"][0].copy()
+        kernels.run(boards, np.arange(len(boards), dtype=np.int64), 0.5, True)
+        kernels.step(moments, 0.01, step, AdamW())
+    after = net.params["l0w"]
+    assert np.allclose(after[never] - before[never], -0.01 * 0.01 * before[never], rtol=1e-3,
+                       atol=1e-10)
+    m = moments["l0w"][0]
+    assert np.abs(m_before[first_only]).max() > 0
+    assert np.allclose(m[first_only], 0.9 * m_before[first_only], rtol=1e-6, atol=0)
+    decay_only = -0.01 * 0.01 * before[first_only]
+    assert np.abs(after[first_only] - before[first_only] - decay_only).max() > 1e-4
 
 
 def _tdiv(a, b):
