@@ -256,25 +256,24 @@ def frequent(indices, counts, min_count):
 FEW_POSITIONS_PER_WEIGHT = 1000
 FEW_VALID_POSITIONS = 10000  # a validation set smaller than this chooses values by chance
 FEW_VALID_GAMES = 150
-# The default -reg (`default_reg`): REG_SCALE / (training positions a tuned weight), at most
-# REG_MAX, 0 from REG_OFF_PER_WEIGHT positions a weight on; measured in docs/traces.md.
-REG_SCALE = 0.2
+# The default -reg (`default_reg`): REG_SCALE / (training positions a tuned weight)^2, at most
+# REG_MAX, 0 from FEW_POSITIONS_PER_WEIGHT positions a weight on; measured in docs/traces.md.
+REG_SCALE = 10.0
 REG_MAX = 1e-2
-REG_OFF_PER_WEIGHT = 10000
-REG_HELP = (f"{REG_SCALE:g} / (training positions a tuned weight), at most {REG_MAX:g}, 0 from "
-            f"{REG_OFF_PER_WEIGHT} positions a weight on")
+REG_HELP = (f"{REG_SCALE:g} / (training positions a tuned weight)^2, at most {REG_MAX:g}, 0 "
+            f"from {FEW_POSITIONS_PER_WEIGHT} positions a weight on")
 
 
 def default_reg(n_positions, n_weights) -> float:
     """The -reg a run takes when none is given: REG_SCALE / (training positions a tuned
-    weight), at most REG_MAX, and 0 from REG_OFF_PER_WEIGHT positions a weight on. The pull a
-    weight needs against the noise of its gradient falls as the positions that show it grow
-    (a Gaussian prior's share of the mean error is 1 / N), so the default falls with the
-    data; measured on sets of 40 k to 1 M positions (docs/traces.md, "Small sets")."""
+    weight)^2, at most REG_MAX, and 0 from FEW_POSITIONS_PER_WEIGHT positions a weight on,
+    where the small-set warning stops. On sets of 40 k to 1 M positions the pull that gave the
+    lowest test E fell about as the square of the positions a weight (docs/traces.md, "How the
+    default was chosen")."""
     per = n_positions / max(1, n_weights)
-    if per >= REG_OFF_PER_WEIGHT:
+    if per >= FEW_POSITIONS_PER_WEIGHT:
         return 0.0
-    return float(min(REG_MAX, REG_SCALE / max(per, 1e-9)))
+    return float(min(REG_MAX, REG_SCALE / max(per, 1e-9) ** 2))
 
 
 def settle_reg(config, n_positions, n_weights, starting) -> bool:

@@ -212,15 +212,15 @@ def test_neighbour_pairs_join_squares_of_one_table_and_smoothing_pulls_them_toge
 
 
 def test_default_reg_falls_with_the_positions_a_weight_from_its_cap_to_off():
-    """0.2 / (positions a weight), at most 0.01, 0 from 10,000 positions a weight on."""
+    """10 / (positions a weight)^2, at most 0.01, 0 from 1,000 positions a weight on."""
     assert M.default_reg(4_000, 1_000) == 1e-2  # 4 a weight: the cap
-    assert M.default_reg(36_000, 778) == pytest.approx(0.2 / (36_000 / 778))  # 46: 4.3e-3
-    assert M.default_reg(300_000, 1_000) == pytest.approx(2e-4 / 0.3)
-    assert M.default_reg(9_990_000, 1_000) == pytest.approx(0.2 / 9_990)
-    assert M.default_reg(10_000_000, 1_000) == 0.0  # plenty: off
-    per = np.geomspace(1, 20_000, 50)
+    assert M.default_reg(36_000, 778) == pytest.approx(10 / (36_000 / 778) ** 2)  # 46: 4.7e-3
+    assert M.default_reg(300_000, 1_000) == pytest.approx(10 / 300 ** 2)
+    assert M.default_reg(999_000, 1_000) == pytest.approx(10 / 999 ** 2)
+    assert M.default_reg(1_000_000, 1_000) == 0.0  # plenty: off, where the warning stops
+    per = np.geomspace(1, 2_000, 50)
     values = [M.default_reg(int(p * 100), 100) for p in per]
-    assert all(a >= b for a, b in zip(values, values[1:]))
+    assert np.all(np.diff(values) <= 0)
 
 
 def test_settle_reg_records_the_default_the_given_value_or_none_on_an_old_run():
