@@ -57,7 +57,7 @@ class EngineLoopConfig:
     max_passes: int = 0
     patience: int = 3
     valid_every: int = 10
-    reg: float = 0.0
+    reg: float | None = None  # None: the tuner's default (tuner.texel.methods.default_reg)
     min_count: int = 0
     smooth: float = 0.0
     threads: int = 2

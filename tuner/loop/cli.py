@@ -72,9 +72,9 @@ def loop_parser():
             ("max-passes", int, "tuning passes at most (default %(default)s)"),
             ("partial", float, "binary: move this fraction of the way to each optimum "
                                "(default %(default)s)"),
-            ("reg", float, "tuner: L2 pull toward the defaults, the E a weight pays for "
-                           "moving 100 cp (default %(default)s: off; 1e-5 or more on small "
-                           "sets)"),
+            ("reg", float, "tuner: L2 pull toward the start values, the E a weight pays for "
+                           "moving 100 cp (default: the tuner's, from the training positions "
+                           "a tuned weight; wasp-tune trace --help)"),
             ("lr", float, "tuner: learning rate of adam/adagrad (default: the method's)"),
             ("min-count", int, "tuner: tune only weights counting in at least this many "
                                "training positions (default %(default)s: all)"),

@@ -64,7 +64,7 @@ class LoopConfig:
     params: list = field(default_factory=list)  # tuner globs (default: all)
     max_passes: int = 3
     partial: float = 1.0  # binary: move this fraction of the way to each optimum
-    reg: float = 0.0  # tuner: L2 pull toward the defaults (tuner.texel.methods.penalty)
+    reg: float | None = None  # tuner: L2 pull toward the start (None: methods.default_reg)
     lr: float = 0.0  # tuner: gradient methods' learning rate (0: the method's default)
     min_count: int = 0  # tuner: leave weights rarer than this in the training set alone
     then_binary: list = field(default_factory=list)  # globs binary-searched after the method

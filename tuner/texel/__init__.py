@@ -8,9 +8,9 @@ from wasp.lazyimport import face
 __all__, __getattr__, __dir__ = face(__name__, {
     "cli": "add_fit_flags add_set_flags fit_settings",
     "kernels": "unpack_row",
-    "methods": ("ADAM BINARY METHODS GradientState data_warnings frequent "
+    "methods": ("ADAM BINARY METHODS GradientState REG_HELP data_warnings default_reg frequent "
                 "gradient_epoch linear_counts neighbour_pairs penalty select_matching "
-                "select_weights tune_parameter"),
+                "select_weights settle_reg tune_parameter"),
     "objective": "Scorer error fit_k set_threads",
     "positions": ("DataError PositionSet has_mate_score load load_epd load_many load_set "
                  "pack_board pack_fen row_to_fen"),

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tuner.texel.methods import FEW_POSITIONS_PER_WEIGHT, SMALL_SET_REG
+from tuner.texel.methods import REG_HELP
 from wasp.cliargs import ArgumentParser, add_resume, add_run_dir, run_dir
 from wasp.exitcodes import EXIT_USAGE, CliError, check_files, check_params_file, fail
 
@@ -56,11 +56,10 @@ def add_set_flags(p):
 def add_fit_flags(p):
     """The flags that keep the tuner from fitting a small set's noise, for `wasp-tune run` and
     `wasp-tune trace` alike: -reg, -min-count and -smooth, on a parser or a group."""
-    p.add_argument("-reg", type=float, default=0.0,
+    p.add_argument("-reg", type=float, default=None,
                    help="L2 pull toward the start values: the objective is E + REG * "
                         "sum(((w - w0) / 100)^2), so REG is the E a weight pays for moving "
-                        f"100 cp (default 0: off; try {SMALL_SET_REG:g} when the training set has "
-                        f"fewer than {FEW_POSITIONS_PER_WEIGHT} positions a tuned weight)")
+                        f"100 cp (default: {REG_HELP}; run.json records the value used)")
     p.add_argument("-min-count", type=int, default=0,
                    help="tune only weights that count in at least this many training "
                         "positions (rarer ones keep their values; default 0: all)")
@@ -72,7 +71,7 @@ def add_fit_flags(p):
 
 def fit_settings(args) -> dict:
     """The settings `add_fit_flags` read, as the run configurations name them."""
-    if args.reg < 0 or args.min_count < 0 or args.smooth < 0:
+    if (args.reg is not None and args.reg < 0) or args.min_count < 0 or args.smooth < 0:
         raise CliError("-reg, -min-count and -smooth must not be negative", EXIT_USAGE)
     return {"reg": args.reg, "min_count": args.min_count, "smooth": args.smooth}
 

@@ -252,11 +252,46 @@ def frequent(indices, counts, min_count):
 
 
 # Below this many training positions a tuned weight, the data is small against the terms: a
-# line says so before tuning and names the pull to try (docs/traces.md, "Small sets").
+# line says so before tuning (docs/traces.md, "Small sets").
 FEW_POSITIONS_PER_WEIGHT = 1000
-SMALL_SET_REG = 1e-4  # the -reg the warning suggests on a small set
 FEW_VALID_POSITIONS = 10000  # a validation set smaller than this chooses values by chance
 FEW_VALID_GAMES = 150
+# The default -reg (`default_reg`): REG_SCALE / (training positions a tuned weight)^2, at most
+# REG_MAX, 0 from FEW_POSITIONS_PER_WEIGHT positions a weight on; measured in docs/traces.md.
+REG_SCALE = 10.0
+REG_MAX = 1e-2
+REG_HELP = (f"{REG_SCALE:g} / (training positions a tuned weight)^2, at most {REG_MAX:g}, 0 "
+            f"from {FEW_POSITIONS_PER_WEIGHT} positions a weight on")
+
+
+def default_reg(n_positions, n_weights) -> float:
+    """The -reg a run takes when none is given: REG_SCALE / (training positions a tuned
+    weight)^2, at most REG_MAX, and 0 from FEW_POSITIONS_PER_WEIGHT positions a weight on,
+    where the small-set warning stops. On sets of 40 k to 1 M positions the pull that gave the
+    lowest test E fell about as the square of the positions a weight (docs/traces.md, "How the
+    default was chosen")."""
+    per = n_positions / max(1, n_weights)
+    if per >= FEW_POSITIONS_PER_WEIGHT:
+        return 0.0
+    return float(min(REG_MAX, REG_SCALE / max(per, 1e-9) ** 2))
+
+
+def settle_reg(config, n_positions, n_weights, starting) -> bool:
+    """Fill in a run configuration's `reg` and `reg_source` (run.json): -reg as given, or at
+    the start of a run `default_reg` of its training set and tuned weights (a run resumed
+    from a run.json without a pull goes on without one). True when they changed."""
+    if config.reg is not None and config.reg_source:
+        return False
+    if config.reg is not None:
+        config.reg_source = "-reg" if starting else "as recorded"
+    elif starting:
+        per = n_positions / max(1, n_weights)
+        config.reg = default_reg(n_positions, n_weights)
+        config.reg_source = (f"the default for {n_positions} training positions and "
+                             f"{n_weights} tuned weights, {per:.0f} a weight")
+    else:
+        config.reg, config.reg_source = 0.0, "none recorded"
+    return True
 
 
 def data_warnings(n_train, n_weights, n_valid=None, valid_games=None) -> list[str]:
@@ -267,8 +302,8 @@ def data_warnings(n_train, n_weights, n_valid=None, valid_games=None) -> list[st
     if per < FEW_POSITIONS_PER_WEIGHT:
         out.append(f"warning: {n_train} training positions for {n_weights} weights ({per:.0f} "
                    f"a weight, under {FEW_POSITIONS_PER_WEIGHT}) will fit noise: more data, "
-                   f"fewer terms (-params), or a pull toward the start values (try -reg "
-                   f"{SMALL_SET_REG:g})")
+                   f"fewer terms (-params), or a pull toward the start values (-reg; "
+                   f"{default_reg(n_train, n_weights):g} unless given)")
     if n_valid is not None and (n_valid < FEW_VALID_POSITIONS or
                                 (valid_games is not None and valid_games < FEW_VALID_GAMES)):
         games = "" if valid_games is None else f" from {valid_games} games"

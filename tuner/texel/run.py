@@ -60,7 +60,9 @@ class RunConfig:
     k: float = 0.0  # 0: fit
     lr: float = 0.0  # 0: the method's default (recorded in run.json as the rate used)
     batch_size: int = 16384
-    reg: float = 0.0  # L2 pull toward the starting weights (methods.penalty)
+    reg: float | None = None  # L2 pull toward the starting weights (methods.penalty); None:
+    # methods.default_reg of the training set, settled at the start and kept in run.json
+    reg_source: str = ""  # "-reg" or the default rule's figures
     min_count: int = 0  # tune only weights counting in this many training positions
     smooth: float = 0.0  # pull between neighbouring squares of a table (methods.penalty)
     patience: int = 2  # stop after this many passes without a lower validation E (0: never)
@@ -301,11 +303,12 @@ class Run(TuningRun):
             indices = np.asarray(self.state.frequent, dtype=np.int64)
         if len(indices) == 0:
             raise ValueError("no weights to tune (the gradient methods tune linear weights only)")
-        if c.reg is None:  # a run.json that recorded no pull
-            c.reg = 0.0
         if self.state.passes == 0:
             for line in M.data_warnings(len(train), len(indices), len(valid)):
                 log(line)
+        if M.settle_reg(c, len(train), len(indices), self.state.passes == 0):
+            self.write_config()
+        log(f"reg {c.reg:g} ({c.reg_source})")
         if not gradient:  # term by term (opening, endgame), as `wasp-tune trace` goes
             indices = np.asarray(sorted(indices, key=lambda i: (P.PARAM_OF[i], P.ELEMENT_OF[i],
                                                                 P.PHASE_OF[i])), dtype=np.int64)

@@ -43,6 +43,7 @@ from tuner.texel import (
     neighbour_pairs,
     penalty,
     select_matching,
+    settle_reg,
     tune_parameter,
 )
 from wasp.atomicfile import replacing, write_text
@@ -66,7 +67,9 @@ class TraceConfig:
     as_float: bool = False  # params.txt with decimals (default: rounded)
     threads: int = 2
     valid_every: int = 10  # Adam: steps between validation checks (0: at the end of a pass)
-    reg: float = 0.0  # pull toward the start values (methods.penalty)
+    reg: float | None = None  # pull toward the start values (methods.penalty); None:
+    # methods.default_reg of the training trace, settled at the start and kept in run.json
+    reg_source: str = ""  # "-reg" or the default rule's figures
     min_count: int = 0  # tune only weights counting in this many training positions
     smooth: float = 0.0  # pull between neighbouring squares of a table
 
@@ -297,8 +300,9 @@ class TraceRun(TuningRun):
             valid_n = None if valid is None else len(valid)
             for line in data_warnings(len(train), len(indices), valid_n):
                 log(line)
-        if c.reg is None:  # a run begun before -reg existed tuned without the pull
-            c.reg = 0.0
+        if settle_reg(c, len(train), len(indices), st.passes == 0):
+            self.write_config()
+        log(f"reg {c.reg:g} ({c.reg_source})")
         return indices
 
     def _adam_pass(self, p, gstate, train, valid, mask, W0, pairs, e_of, log, per_pass) -> int:

@@ -209,3 +209,32 @@ def test_neighbour_pairs_join_squares_of_one_table_and_smoothing_pulls_them_toge
     g = M.penalty_gradient(wf, W0, 0.0, 1.0, pairs)
     assert g[27] > 0 and g[26] < 0 and g[19] < 0 and g[0] == 0
     assert M.penalty(wf, W0, 0.0, smooth=1.0, pairs=pairs) == 4.0  # four neighbours, 1 each
+
+
+def test_default_reg_falls_with_the_positions_a_weight_from_its_cap_to_off():
+    """10 / (positions a weight)^2, at most 0.01, 0 from 1,000 positions a weight on."""
+    assert M.default_reg(4_000, 1_000) == 1e-2  # 4 a weight: the cap
+    assert M.default_reg(36_000, 778) == pytest.approx(10 / (36_000 / 778) ** 2)  # 46: 4.7e-3
+    assert M.default_reg(300_000, 1_000) == pytest.approx(10 / 300 ** 2)
+    assert M.default_reg(999_000, 1_000) == pytest.approx(10 / 999 ** 2)
+    assert M.default_reg(1_000_000, 1_000) == 0.0  # plenty: off, where the warning stops
+    per = np.geomspace(1, 2_000, 50)
+    values = [M.default_reg(int(p * 100), 100) for p in per]
+    assert np.all(np.diff(values) <= 0)
+
+
+def test_settle_reg_records_the_default_the_given_value_or_none_on_an_old_run():
+    from types import SimpleNamespace
+
+    c = SimpleNamespace(reg=None, reg_source="")
+    assert M.settle_reg(c, 36_000, 778, starting=True)
+    assert c.reg == M.default_reg(36_000, 778)
+    assert c.reg_source == "the default for 36000 training positions and 778 tuned weights, " \
+                           "46 a weight"
+    assert not M.settle_reg(c, 1, 1, starting=True)  # settled once, kept on resume
+    given = SimpleNamespace(reg=1e-4, reg_source="")
+    M.settle_reg(given, 36_000, 778, starting=True)
+    assert (given.reg, given.reg_source) == (1e-4, "-reg")
+    old = SimpleNamespace(reg=None, reg_source="")  # a run begun before -reg was recorded
+    M.settle_reg(old, 36_000, 778, starting=False)
+    assert (old.reg, old.reg_source) == (0.0, "none recorded")

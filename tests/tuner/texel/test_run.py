@@ -144,6 +144,24 @@ def test_regularised_run_records_reg_and_plain_training_error(tmp_path):
     assert hist["e_train"].iloc[-1] == pytest.approx(e, rel=1e-12)
 
 
+def test_run_without_reg_takes_the_default_and_records_the_value_used(tmp_path, capsys):
+    from tuner.texel.methods import default_reg
+    from tuner.texel.run import Run
+
+    d = tmp_path / "auto"
+    assert cli.main(["run", EPD, "-dir", str(d), "-method", "binary", "-params", "pawn_value",
+                     "-max-passes", "1", "-k", "1.2", "-quiet"]) == 0
+    run = Run.open(str(d))
+    run.load_data()
+    n = len(run._train)
+    config = json.loads((d / "run.json").read_text())
+    assert config["reg"] == default_reg(n, 2) > 0  # pawn_value's two weights, a small set
+    assert config["reg_source"] == (f"the default for {n} training positions and 2 tuned "
+                                    f"weights, {n / 2:.0f} a weight")
+    assert f"reg {config['reg']:g} (the default for {n} training positions" in \
+        capsys.readouterr().out
+
+
 def test_min_count_leaves_rare_weights_alone(tmp_path):
     import json
 

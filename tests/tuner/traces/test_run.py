@@ -9,7 +9,7 @@ import numpy as np
 
 from tests.tuner.traces.helpers import PLANTED, write_synthetic
 from tuner.cli import main
-from tuner.texel import error
+from tuner.texel import default_reg, error
 from tuner.traces.run import TraceConfig, TraceRun
 from tuner.traces.tracefile import read_trace
 
@@ -48,17 +48,20 @@ def test_validation_every_few_steps_stops_inside_a_pass_and_keeps_the_best_step(
 
 def test_regularisation_lowers_validation_error_on_a_small_planted_set(tmp_path):
     """400 positions for 18 weights, tuned to the end: the pull toward the start values (within
-    15 cp of the planted ones) keeps the fit from the training set's noise."""
+    15 cp of the planted ones), given or the default one, keeps the fit from the training set's
+    noise."""
     train, valid = tmp_path / "t.trace", tmp_path / "v.trace"
     write_synthetic(train, n=400, seed=3)
     write_synthetic(valid, n=20000, seed=9)
     tv = read_trace(valid)
     e = {}
-    for reg in (0.0, 1e-3):
+    for reg in (0.0, 1e-3, None):
         run, W, _ = _run(tmp_path, f"r{reg}", train, lr=2.0, epochs=100, max_passes=10,
                          reg=reg)
         e[reg] = error(tv.scores(np.rint(W)), tv.results, 1.0)
+    assert run.config.reg == default_reg(400, 18) > 0
     assert e[1e-3] < e[0.0] - 1e-4, e
+    assert e[None] < e[0.0] - 1e-4, e
 
 
 def test_small_data_gets_a_warning_that_names_the_pull(tmp_path):
@@ -66,11 +69,15 @@ def test_small_data_gets_a_warning_that_names_the_pull(tmp_path):
     write_synthetic(train, n=2000, seed=2)  # 111 positions a weight
     write_synthetic(valid, n=500, seed=9)
     run, _, out = _run(tmp_path, "r", train, valid, epochs=10, max_passes=1)
+    reg = default_reg(2000, 18)
     assert "warning: 2000 training positions for 18 weights" in out and "-params" in out
-    assert "try -reg 0.0001" in out
+    assert f"(-reg; {reg:g} unless given)" in out
     assert "warning: the validation set (500 positions)" in out
+    # the default pull is recorded as the value used, with the figures it came from
+    assert f"reg {reg:g} (the default for 2000 training positions and 18 tuned weights" in out
     config = json.loads(open(os.path.join(run.dir, "run.json")).read())
-    assert config["reg"] == 0 and config["max_passes"] == 1
+    assert config["reg"] == reg > 0 and config["max_passes"] == 1
+    assert config["reg_source"].startswith("the default for 2000 training positions")
     # the default pass count is recorded as the number used
     run2 = TraceRun.create(tmp_path / "d", TraceConfig(trace=str(train)))
     assert json.loads(open(os.path.join(run2.dir, "run.json")).read())["max_passes"] == 50
@@ -120,5 +127,6 @@ def test_trace_takes_the_run_flags_reg_min_count_and_smooth(tmp_path, capsys):
                  "-quiet"]) == 0
     config = json.loads((tmp_path / "r" / "run.json").read_text())
     assert (config["reg"], config["min_count"], config["smooth"]) == (0.001, 700, 0.01)
+    assert config["reg_source"] == "-reg"
     assert "min count 700:" in capsys.readouterr().out
     assert main(["trace", str(train), "-dir", str(tmp_path / "n"), "-reg", "-1"]) == 2
