@@ -62,6 +62,7 @@ from wasp.searchparams import (
     P_ASPIRATION_WIDEN,
     P_ASPIRATION_WINDOW,
     PARAMS,
+    SWITCH_DEFAULTS,
     TECHNIQUES,
     check_value,
     default_search_params,
@@ -88,7 +89,7 @@ class Searcher:
         self.NN = None  # a net and its accumulators (wasp.nnue) when one is loaded
         self.TT = new_table(hash_mb)
         self.SD = np.zeros(SD_SIZE, dtype=np.int64)
-        self.SD[SD_FLAGS:SD_FLAGS + N_TECHNIQUES] = 1
+        self.SD[SD_FLAGS:SD_FLAGS + N_TECHNIQUES] = [int(SWITCH_DEFAULTS[n]) for n in TECHNIQUES]
         self.SD[SD_PARAMS:SD_PARAMS + N_SEARCH_PARAMS] = default_search_params()
         self.MB = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int32)
         self.multipv = 1

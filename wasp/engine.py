@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from wasp.searchparams import PARAMS as SEARCH_PARAMS
-from wasp.searchparams import TECHNIQUES, check_spin, check_value
+from wasp.searchparams import SWITCH_DEFAULTS, TECHNIQUES, check_spin, check_value
 from wasp.searchparams import defaults as search_defaults
 
 ENGINE_NAME = "Wasp-Py 0.1"
@@ -90,7 +90,8 @@ OPTIONS = (
            meaning="a win the 50-move rule draws (cursed) counts as a draw"),
     Option("UCI_Chess960", "check", False,
            meaning="Chess960: castling written as the king taking its own rook"),
-    *(Option(name, "check", True, meaning=f"search technique {name}") for name in TECHNIQUES),
+    *(Option(name, "check", SWITCH_DEFAULTS[name], meaning=f"search technique {name}")
+      for name in TECHNIQUES),
     *(Option(p.name, "spin", p.default, p.lo, p.hi, p.meaning) for p in SEARCH_PARAMS),
 )
 _BY_NAME = {o.name.lower(): o for o in OPTIONS}
@@ -259,7 +260,7 @@ class Engine:
         self.search_file = ""
         self._W = None  # EvalFile's net or weights once read (the default net: at first use)
         self.search_values = search_defaults()
-        self.techniques = dict.fromkeys(TECHNIQUES, True)
+        self.techniques = dict(SWITCH_DEFAULTS)
         self.searcher = None  # wasp.driver.Searcher, built by load()
         self.position = None  # wasp.board.Position, with the game's moves
         self.start_fen = None  # the game's first position: a FEN, None for the start position

@@ -2,7 +2,8 @@
 
 Order (Wasp 1.02 plus Mizar's countermove): hash move, IID move (stored in the TT, so it comes
 back as the hash move), good captures by MVV-LVA, queen promotions, three killers, the
-countermove, quiets with a good history score, bad captures, the rest.
+countermove, quiets with a good history score, bad captures, the rest. With `ContHistory` a
+quiet move's history score adds the continuation history of the moves one and two plies before.
 """
 
 import numpy as np
@@ -11,6 +12,7 @@ from numba import njit
 from wasp.bitboards import U64
 from wasp.layout import Layout
 from wasp.searchparams import (
+    F_CONT_HIST,
     F_COUNTERMOVE,
     F_HISTORY,
     F_KILLERS,
@@ -18,6 +20,10 @@ from wasp.searchparams import (
     N_TECHNIQUES,
     ORDER_HASH,
     ORDER_UNDER_PROMO,
+    P_CONT_HIST_BONUS,
+    P_CONT_HIST_BONUS_MAX,
+    P_CONT_HIST_MAX,
+    P_CONT_HIST_WEIGHT,
     P_HISTORY_MAX,
     P_ORDER_BAD_CAPTURE,
     P_ORDER_COUNTER,
@@ -65,6 +71,10 @@ SD_PARAMS = _SD.add(N_SEARCH_PARAMS)  # the search parameters (wasp.searchparams
 SD_KILLERS = _SD.add(MAX_PLY * 3)
 SD_COUNTER = _SD.add(12 * 64)  # [piece * 64 + to of the previous move]
 SD_HISTORY = _SD.add(12 * 64)  # [piece * 64 + to]
+N_PIECE_TO = 12 * 64
+SD_CONT_HIST = _SD.add(N_PIECE_TO * N_PIECE_TO)  # [earlier move's piece-to * 768 + piece-to]
+CORR_ENTRIES = 1 << 14  # correction history entries per side (a power of two)
+SD_CORR_HIST = _SD.add(2 * CORR_ENTRIES)  # [side * CORR_ENTRIES + pawn-structure index]
 SD_PVLEN = _SD.add(MAX_PLY)  # [ply]
 SD_PV = _SD.add(MAX_PLY * MAX_PLY)  # [ply * MAX_PLY + i] triangular PV table
 SD_SCORES = _SD.add(MAX_PLY * MAX_MOVES)  # [ply * MAX_MOVES + i] ordering scores
@@ -73,6 +83,8 @@ SD_ROOT_NODES = _SD.add(MAX_MOVES)  # nodes under each root move
 SD_ROOT_SKIP = _SD.add(MAX_MOVES)  # 1 = excluded (MultiPV lines found)
 SD_ROOT_SCORE = _SD.add(MAX_MOVES)  # last score of each root move
 SD_NO_NULL = _SD.add(MAX_PLY)  # [ply] 1 = null move off (verification search)
+SD_STACK_MOVE = _SD.add(MAX_PLY)  # [ply] piece * 64 + to of the move searched at ply, -1: null
+SD_STACK_EVAL = _SD.add(MAX_PLY)  # [ply] the static evaluation at ply (-INF: in check)
 SD_SIZE = _SD.size
 
 # The ordering score bands and the history limit are search parameters (OrderHash, ...,
@@ -99,8 +111,33 @@ def counter_index(S):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def cont_rows(SD, ply):
+    """The continuation history rows of the moves one and two plies before `ply` (offsets into
+    SD; -1 where there is none: before the root, or a null move)."""
+    r1 = r2 = -1
+    if ply >= 1 and SD[SD_STACK_MOVE + ply - 1] >= 0:
+        r1 = SD_CONT_HIST + SD[SD_STACK_MOVE + ply - 1] * N_PIECE_TO
+    if ply >= 2 and SD[SD_STACK_MOVE + ply - 2] >= 0:
+        r2 = SD_CONT_HIST + SD[SD_STACK_MOVE + ply - 2] * N_PIECE_TO
+    return r1, r2
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def quiet_history(SD, pt, use_history, r1, r2):
+    """A quiet move's history score (piece-to `pt`): the history table's, plus the weighted
+    continuation history of rows r1 and r2 (see cont_rows; -1 for none)."""
+    h = SD[SD_HISTORY + pt] if use_history else 0
+    c = 0
+    if r1 >= 0:
+        c += SD[r1 + pt]
+    if r2 >= 0:
+        c += SD[r2 + pt]
+    return h + c * SD[SD_PARAMS + P_CONT_HIST_WEIGHT] // 100
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _order_score(T, S, m, hash_move, noisy_only, k0, k1, k2, use_killers, counter, use_history,
-                 SD):
+                 SD, r1, r2):
     """The ordering score of one move (the Order* bands of the search parameters)."""
     if m == hash_move:
         return ORDER_HASH
@@ -125,7 +162,7 @@ def _order_score(T, S, m, hash_move, noisy_only, k0, k1, k2, use_killers, counte
             return SD[SD_PARAMS + P_ORDER_KILLER] + 1
     if m == counter:
         return SD[SD_PARAMS + P_ORDER_COUNTER]
-    h = SD[SD_HISTORY + move_piece_to(S, m)] if use_history else 0
+    h = quiet_history(SD, move_piece_to(S, m), use_history, r1, r2)
     return SD[SD_PARAMS + P_ORDER_GOOD_HISTORY] + h if h > 0 else h
 
 
@@ -147,9 +184,12 @@ def score_moves(T, S, SD, moves, n, ply, hash_move, noisy_only):
         ci = counter_index(S)
         if ci >= 0:
             counter = SD[SD_COUNTER + ci]
+    r1 = r2 = -1
+    if SD[SD_FLAGS + F_CONT_HIST] != 0:
+        r1, r2 = cont_rows(SD, ply)
     for i in range(n):
         s = _order_score(T, S, np.int64(moves[i]), hash_move, noisy_only, k0, k1, k2, use_killers,
-                         counter, use_history, SD)
+                         counter, use_history, SD, r1, r2)
         SD[base + i] = s * 256 + (255 - i)
 
 
@@ -173,9 +213,26 @@ def pick_next(SD, moves, n, i, ply):
     return np.int64(moves[i])  # a move is int64 everywhere: one make_move for all callers
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _cont_update(SD, ply, pt, depth_plies, sign):
+    """Continuation history of piece-to `pt` after the moves one and two plies before: a
+    bonus (sign 1) or malus (-1) of ContHistBonus * depth^2 (at most ContHistBonusMax),
+    pulled towards the bound ContHistMax as it nears it (v += b - v * |b| / max)."""
+    if SD[SD_FLAGS + F_CONT_HIST] == 0:
+        return
+    b = min(SD[SD_PARAMS + P_CONT_HIST_BONUS] * depth_plies * depth_plies,
+            SD[SD_PARAMS + P_CONT_HIST_BONUS_MAX])
+    bound = SD[SD_PARAMS + P_CONT_HIST_MAX]
+    r1, r2 = cont_rows(SD, ply)
+    for r in (r1, r2):
+        if r >= 0:
+            v = SD[r + pt]
+            SD[r + pt] = v + sign * b - v * b // bound
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def update_quiet_stats(S, SD, ply, m, depth_plies):
-    """A quiet move caused a cutoff: killers, countermove, history."""
+    """A quiet move caused a cutoff: killers, countermove, history, continuation history."""
     kb = SD_KILLERS + 3 * ply
     if SD[kb] != m:
         if SD[kb + 1] != m:
@@ -185,6 +242,7 @@ def update_quiet_stats(S, SD, ply, m, depth_plies):
     ci = counter_index(S)
     if ci >= 0:
         SD[SD_COUNTER + ci] = m
+    _cont_update(SD, ply, move_piece_to(S, m), depth_plies, 1)
     idx = SD_HISTORY + move_piece_to(S, m)
     SD[idx] += depth_plies * depth_plies
     if SD[idx] > SD[SD_PARAMS + P_HISTORY_MAX]:
@@ -193,8 +251,10 @@ def update_quiet_stats(S, SD, ply, m, depth_plies):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def penalise_quiet(S, SD, m, depth_plies):
-    """A quiet move searched before the cutoff move: lower its history."""
+def penalise_quiet(S, SD, ply, m, depth_plies):
+    """A quiet move searched before the cutoff move: lower its history and continuation
+    history."""
+    _cont_update(SD, ply, move_piece_to(S, m), depth_plies, -1)
     idx = SD_HISTORY + move_piece_to(S, m)
     SD[idx] -= depth_plies * depth_plies
     if SD[idx] < -SD[SD_PARAMS + P_HISTORY_MAX]:

@@ -1,7 +1,9 @@
 """The Wasp 1.02 search kernels: alpha-beta with PVS, quiescence, a transposition table and
 Wasp's selectivity (razoring, early stand-pat, null move, late-move pruning, LMR), plus Mizar's
-countermove. Kernels only (numba, nogil): iterative deepening, aspiration windows, MultiPV and
-the clock are the engine layer's (`wasp.driver`), which calls `root_search` once per iteration.
+countermove, and the later techniques on trial (off by default until an SPRT accepts them):
+history-driven LMR and pruning, continuation history, the improving flag, correction history.
+Kernels only (numba, nogil): iterative deepening, aspiration windows, MultiPV and the clock
+are the engine layer's (`wasp.driver`), which calls `root_search` once per iteration.
 
 Depths are in eighths of a ply (ONE_PLY = 8) so that Wasp's 1/8-ply extensions fit.
 Every technique is a numbered step below and can be switched off through SD[SD_FLAGS + F_*];
@@ -32,7 +34,9 @@ from wasp.evaluate import (
 )
 from wasp.movegen import generate
 from wasp.movepick import (
+    CORR_ENTRIES,
     SD_AGE,
+    SD_CORR_HIST,
     SD_CURRMOVE,
     SD_CURRMOVENUM,
     SD_FLAGS,
@@ -51,11 +55,16 @@ from wasp.movepick import (
     SD_ROOT_SCORE,
     SD_ROOT_SKIP,
     SD_SELDEPTH,
+    SD_STACK_EVAL,
+    SD_STACK_MOVE,
     SD_STOP,
     SD_TT_HITS,
     SD_TT_PROBES,
+    cont_rows,
+    move_piece_to,
     penalise_quiet,
     pick_next,
+    quiet_history,
     score_moves,
     update_quiet_stats,
 )
@@ -76,10 +85,15 @@ from wasp.position import (
 )
 from wasp.searchparams import (
     F_CHECK_EXT,
+    F_CONT_HIST,
+    F_CORR_HIST,
     F_DELTA,
     F_FRACTIONAL_EXT,
     F_FUTILITY,
+    F_HIST_LMR,
+    F_HISTORY,
     F_IID,
+    F_IMPROVING,
     F_LMR,
     F_MATE_DISTANCE,
     F_NULL_MOVE,
@@ -92,10 +106,20 @@ from wasp.searchparams import (
     F_TT_CUTOFF,
     P_CAPTURE_EXT,
     P_CHECK_EXT,
+    P_CORR_HIST_MAX,
+    P_CORR_HIST_WEIGHT,
     P_DELTA_MARGIN,
     P_FRACTIONAL_PLIES,
+    P_HIST_LMR_DIV,
+    P_HIST_LMR_MAX,
+    P_HIST_PRUNE_DEPTH,
+    P_HIST_PRUNE_MARGIN,
     P_IID_R,
     P_IID_R_PV,
+    P_IMPROVING_FUTILITY,
+    P_IMPROVING_LMR,
+    P_IMPROVING_RAZOR,
+    P_IMPROVING_STAND_PAT,
     P_LMP_BASE,
     P_LMP_DEPTH,
     P_LMP_MOVE_COST,
@@ -136,6 +160,7 @@ from wasp.tt import (
     tt_store,
 )
 from wasp.types import (
+    B_PAWN,
     BISHOP,
     GEN_ALL,
     GEN_NOISY,
@@ -165,6 +190,7 @@ from wasp.types import (
     ST_SIDE,
     UNDO,
     UNDO_MOVE,
+    W_PAWN,
     WHITE,
 )
 
@@ -269,6 +295,37 @@ def _fractional(SD, ext, capture, pv_node):
     return ext if ext < cap else cap
 
 
+CORR_GRAIN = 256  # correction history entries hold centipawns * CORR_GRAIN
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _corr_slot(S):
+    """The correction history entry of the side to move and its pawn structure."""
+    h = (S.bb[W_PAWN] * U64(0x9E3779B97F4A7C15)) ^ (S.bb[B_PAWN] * U64(0xC2B2AE3D27D4EB4F))
+    return SD_CORR_HIST + S.st[ST_SIDE] * CORR_ENTRIES + np.int64(
+        (h >> U64(40)) & U64(CORR_ENTRIES - 1))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _corrected(S, SD, ev):
+    """The static evaluation plus CorrHistWeight % of what the searches of this pawn
+    structure learnt it misses, kept inside the range of non-mate scores."""
+    c = SD[_corr_slot(S)] * SD[SD_PARAMS + P_CORR_HIST_WEIGHT] // (100 * CORR_GRAIN)
+    v = ev + c
+    return max(-MATE_BOUND + 1, min(MATE_BOUND - 1, v))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _corr_update(S, SD, diff, d_plies):
+    """Move the entry towards `diff` (search score - static evaluation, cp) by a weight that
+    grows with the depth (d+1)/256, at most 16/256; entries stay within +-CorrHistMax cp."""
+    slot = _corr_slot(S)
+    w = min(d_plies + 1, 16)
+    bound = SD[SD_PARAMS + P_CORR_HIST_MAX] * CORR_GRAIN
+    v = (SD[slot] * (256 - w) + diff * CORR_GRAIN * w) // 256
+    SD[slot] = max(-bound, min(bound, v))
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _is_tactical_quiet(T, S, SD, m):
     """Wasp's exclusions from pruning and reduction, for a quiet move: a safe pawn push to the
@@ -352,6 +409,7 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
     orig_alpha = alpha
     moves = MB[ply]
     stand = -INF
+    raw = 0  # the static evaluation as the TT keeps it (uncorrected)
     if checked:
         best = -MATE + ply
         n = generate(T, S, moves, np.int64(GEN_ALL), np.bool_(True))
@@ -362,9 +420,10 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
         # The static evaluation; an entry of this position stored it exactly (not in check
         # there either) unless clamped to the field's range.
         if -EVAL_OFFSET < tt_ev < EVAL_OFFSET - 1:
-            stand = tt_ev
+            raw = tt_ev
         else:
-            stand = _eval(T, S, W, E, NN, SD)
+            raw = _eval(T, S, W, E, NN, SD)
+        stand = _corrected(S, SD, raw) if SD[SD_FLAGS + F_CORR_HIST] != 0 else raw
         if stand >= beta:
             return stand
         best = stand
@@ -391,6 +450,7 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
             # Step Q4. SEE pruning: losing captures are not searched.
             if SD[SD_FLAGS + F_QS_SEE] != 0 and not see_ge0(T, S, m, SD, SD_PARAMS):
                 continue
+        SD[SD_STACK_MOVE + ply] = move_piece_to(S, m)
         _make(T, S, NN, m)
         _prefetch(S, E, TT)
         score = -_qsearch(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, ply + 1, np.int64(-1))
@@ -414,8 +474,7 @@ def _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, beta, ply, known_check):
         bound = BOUND_EXACT
     else:
         bound = BOUND_UPPER
-    tt_store(TT, key, best_move, _to_tt(best, ply), stand if stand > -INF else 0, np.int64(0),
-             bound, SD[SD_AGE])
+    tt_store(TT, key, best_move, _to_tt(best, ply), raw, np.int64(0), bound, SD[SD_AGE])
     return best
 
 
@@ -472,21 +531,37 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
 
     # Step 5. Static evaluation and what the evaluation knows about threats.
     if checked:
-        ev = -INF
+        ev = raw_ev = -INF
         hung = 0
         pawn_ending = 0
         threat = 1
     else:
-        ev = _eval(T, S, W, E, NN, SD)
+        ev = raw_ev = _eval(T, S, W, E, NN, SD)
         hung = SD[SD_INFO + INFO_HUNG]
         pawn_ending = SD[SD_INFO + INFO_PAWN_ENDING]
         threat = SD[SD_INFO + INFO_MATE_THREAT] | SD[SD_INFO + INFO_PROMO_THREAT]
+        # Step 5a. Correction history (CorrHistory): add what the searches of positions with
+        # these pawns found the evaluation to miss (pawn structures are misjudged alike).
+        if SD[SD_FLAGS + F_CORR_HIST] != 0:
+            ev = _corrected(S, SD, raw_ev)
+    SD[SD_STACK_EVAL + ply] = ev
+
+    # Step 5b. Improving (Improving): the static score is above the one two plies before,
+    # with the same side to move; then fail-high pruning is safer and fail-low pruning and
+    # reductions less so. Unknown (in check now or then, near the root): improving.
+    improving = True
+    use_improving = SD[SD_FLAGS + F_IMPROVING] != 0
+    if use_improving and ply >= 2 and not checked:
+        before = SD[SD_STACK_EVAL + ply - 2]
+        improving = before == -INF or ev > before
 
     # Step 6. Razoring at expected ALL nodes: far below alpha near the horizon, and the
     # captures confirm it, so the node fails low.
     if (SD[SD_FLAGS + F_RAZORING] != 0 and node == NODE_ALL and not checked and d_plies <= 2
             and alpha > -MATE_BOUND):
         margin = SD[SD_PARAMS + (P_RAZOR_MARGIN_1 if d_plies <= 1 else P_RAZOR_MARGIN_2)]
+        if use_improving and improving:
+            margin += SD[SD_PARAMS + P_IMPROVING_RAZOR]
         if ev <= alpha - margin:
             q = _qsearch(T, S, W, E, NN, TT, SD, MB, alpha, alpha + 1, ply, np.int64(0))
             if q <= alpha:
@@ -500,6 +575,8 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
             and threat == 0 and pawn_ending == 0 and beta < MATE_BOUND):
         margin = max(hung * SD[SD_PARAMS + P_STAND_PAT_HUNG] // 100,
                      SD[SD_PARAMS + P_STAND_PAT_MARGIN] * d_plies)
+        if use_improving and improving:
+            margin = max(margin - SD[SD_PARAMS + P_IMPROVING_STAND_PAT], 0)
         if ev >= beta + margin:
             return ev
 
@@ -509,6 +586,7 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
             and d_plies >= SD[SD_PARAMS + P_NULL_DEPTH]
             and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0
             and beta < MATE_BOUND and S.st[UNDO + (S.st[ST_PLY] - 1) * N_UNDO + UNDO_MOVE] != 0):
+        SD[SD_STACK_MOVE + ply] = -1
         _make_null(T, S, NN)
         _prefetch(S, E, TT)
         v = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -beta + 1,
@@ -561,6 +639,13 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
     have_cs = False
     cs_p = cs_n = cs_b = cs_r = cs_disc = ZERO
     cs_k = 0
+    # What history-driven LMR and history pruning read: the continuation rows of the moves
+    # one and two plies before (with ContHistory).
+    hist_lmr = SD[SD_FLAGS + F_HIST_LMR] != 0
+    use_history = SD[SD_FLAGS + F_HISTORY] != 0
+    r1 = r2 = -1
+    if SD[SD_FLAGS + F_CONT_HIST] != 0:
+        r1, r2 = cont_rows(SD, ply)
     for i in range(n):
         m = pick_next(SD, moves, n, i, ply)
         capture = captured_type(S, m) >= 0
@@ -591,16 +676,30 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
 
         # Step 12. Late-move / futility pruning at non-PV nodes: a late quiet move that
         # cannot be tactical, with the score well below alpha.
+        # (Improving: the margin is ImprovingFutility smaller when not improving.)
         tactical = -1
         if (SD[SD_FLAGS + F_FUTILITY] != 0 and not pv_node and not checked
                 and d_plies <= SD[SD_PARAMS + P_LMP_DEPTH]
                 and searched >= SD[SD_PARAMS + P_LMP_MOVES] and not check and quiet
                 and best > -MATE_BOUND):
-            if ev <= alpha - (SD[SD_PARAMS + P_LMP_BASE] * d_plies
-                              - SD[SD_PARAMS + P_LMP_MOVE_COST] * searched):
+            margin = (SD[SD_PARAMS + P_LMP_BASE] * d_plies
+                      - SD[SD_PARAMS + P_LMP_MOVE_COST] * searched)
+            if use_improving and not improving:
+                margin -= SD[SD_PARAMS + P_IMPROVING_FUTILITY]
+            if ev <= alpha - margin:
                 tactical = 1 if _is_tactical_quiet(T, S, SD, m) else 0
                 if tactical == 0:
                     continue
+
+        # Step 12a. History pruning (HistoryLMR) at non-PV nodes near the horizon: a late
+        # quiet move whose history (and continuation history) says it has long failed here.
+        hist = 0
+        if hist_lmr and quiet:
+            hist = quiet_history(SD, move_piece_to(S, m), use_history, r1, r2)
+            if (not pv_node and not checked and not check and searched >= 1
+                    and best > -MATE_BOUND and d_plies <= SD[SD_PARAMS + P_HIST_PRUNE_DEPTH]
+                    and hist < -SD[SD_PARAMS + P_HIST_PRUNE_MARGIN] * d_plies):
+                continue
 
         # Step 13. Late move reduction: 1 ply at PV nodes and for moves 4..6, else 2 plies
         # (Wasp 1.02); with LmrLogScale, more for deep nodes and late moves.
@@ -623,10 +722,22 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
                         scaled -= ONE_PLY
                     r = max(r, scaled)
                     r = min(r, max(new_depth - ONE_PLY, 0))
+                # Step 13a. History-driven LMR (HistoryLMR): an eighth of a ply less per
+                # HistLmrDivisor of history, more for a bad one (at most HistLmrMax either
+                # way); Improving: ImprovingLmr more when not improving. Never below zero,
+                # never into the quiescence search.
+                if hist_lmr or use_improving:
+                    if hist_lmr:
+                        lim = SD[SD_PARAMS + P_HIST_LMR_MAX]
+                        r -= max(-lim, min(lim, hist // SD[SD_PARAMS + P_HIST_LMR_DIV]))
+                    if use_improving and not improving:
+                        r += SD[SD_PARAMS + P_IMPROVING_LMR]
+                    r = max(0, min(r, new_depth - ONE_PLY))
 
         # Step 14. Principal variation search (null window after the first move), with
         # re-searches when a reduced or null-window search beats alpha.
         kc = np.int64(1) if check else np.int64(0)  # the child knows it is in check
+        SD[SD_STACK_MOVE + ply] = move_piece_to(S, m)
         _make(T, S, NN, m)
         _prefetch(S, E, TT)
         if searched == 0:
@@ -666,7 +777,7 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
                             mj = moves[j]
                             if captured_type(S, mj) < 0 and (
                                     (mj >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK) == 0:
-                                penalise_quiet(S, SD, mj, d_plies)
+                                penalise_quiet(S, SD, ply, mj, d_plies)
                     break
                 alpha = score
 
@@ -674,15 +785,25 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
     if searched == 0:
         return ev if ev < alpha else alpha
 
-    # Step 17. Store in the transposition table.
+    # Step 17. Store in the transposition table (the evaluation as it came, uncorrected).
     if best >= beta:
         bound = BOUND_LOWER
     elif best > orig_alpha:
         bound = BOUND_EXACT
     else:
         bound = BOUND_UPPER
-    tt_store(TT, key, best_move, _to_tt(best, ply), ev if ev > -INF else 0, d_plies, bound,
-             SD[SD_AGE])
+    tt_store(TT, key, best_move, _to_tt(best, ply), raw_ev if raw_ev > -INF else 0, d_plies,
+             bound, SD[SD_AGE])
+
+    # Step 17a. Correction history (CorrHistory) learns search score - static score, where
+    # the bound says the score is at least as far from the static one as it claims: not in
+    # check, no noisy best move, no mate score.
+    if (SD[SD_FLAGS + F_CORR_HIST] != 0 and not checked and abs(best) < MATE_BOUND
+            and (best_move == 0 or (captured_type(S, best_move) < 0
+                                    and ((best_move >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK) == 0))
+            and not (bound == BOUND_LOWER and best <= ev)
+            and not (bound == BOUND_UPPER and best >= ev)):
+        _corr_update(S, SD, best - raw_ev, d_plies)
     return best
 
 
@@ -694,6 +815,7 @@ def root_search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth):
     if NN is not None:
         acc_refresh(S, NN)
     n = SD[SD_ROOT_N]
+    SD[SD_STACK_EVAL] = -INF  # the root's is not computed: its grandchildren count as improving
     best = -INF
     searched = 0
     for i in range(n):
@@ -709,6 +831,7 @@ def root_search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth):
         if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and SD[SD_PARAMS + P_FRACTIONAL_PLIES] > 0:
             ext = _fractional(SD, ext, captured_type(S, m) >= 0, True)
         new_depth = depth - ONE_PLY + ext
+        SD[SD_STACK_MOVE] = move_piece_to(S, m)
         _make(T, S, NN, m)
         if searched == 0 or SD[SD_FLAGS + F_PVS] == 0:
             score = -_search(T, S, W, E, NN, TT, SD, MB, -beta, -alpha, new_depth, np.int64(1),

@@ -17,9 +17,19 @@ from dataclasses import dataclass
 from wasp.layout import Layout
 from wasp.paramfile import assignments, read
 
-# The search's technique switches, each a UCI check option (on by default) so a match can
-# measure what it is worth, and an index F_* into the switch block SD[SD_FLAGS:] of the kernels.
+# The search's technique switches, each a UCI check option so a match can measure what it is
+# worth, and an index F_* into the switch block SD[SD_FLAGS:] of the kernels. Wasp 1.02's own
+# are on by default; a later technique (`_later`) is on only once its SPRT accepted it.
 _SWITCHES = Layout("technique switches")
+_LATER: dict[str, bool] = {}
+
+
+def _later(name: str, on: bool) -> int:
+    """Declare the switch of a technique after Wasp 1.02 and its default; its F_* index."""
+    _LATER[name] = on
+    return _SWITCHES.add(entry=name)
+
+
 F_ASPIRATION = _SWITCHES.add(entry="Aspiration")
 F_PVS = _SWITCHES.add(entry="PVS")
 F_TT_CUTOFF = _SWITCHES.add(entry="TTCutoff")
@@ -39,8 +49,14 @@ F_HISTORY = _SWITCHES.add(entry="History")
 F_QS_SEE = _SWITCHES.add(entry="QSearchSEE")
 F_DELTA = _SWITCHES.add(entry="DeltaPruning")
 F_MATE_DISTANCE = _SWITCHES.add(entry="MateDistance")
+F_HIST_LMR = _later("HistoryLMR", False)  # history-driven LMR, history pruning of late quiets
+F_CONT_HIST = _later("ContHistory", False)  # continuation history (1- and 2-ply follow-ups)
+F_IMPROVING = _later("Improving", False)  # margins and reductions by the improving flag
+F_CORR_HIST = _later("CorrHistory", False)  # pawn-structure correction of the static evaluation
 TECHNIQUES = tuple(_SWITCHES.entries)
 N_TECHNIQUES = _SWITCHES.size
+LATER_TECHNIQUES = tuple(_LATER)  # after Wasp 1.02: all off, the search is Wasp's
+SWITCH_DEFAULTS = {name: _LATER.get(name, True) for name in TECHNIQUES}
 
 
 @dataclass(frozen=True)
@@ -140,13 +156,50 @@ _param("SeeKnight", 325, 150, 600, "exchange value of a knight")
 _param("SeeBishop", 325, 150, 600, "exchange value of a bishop")
 _param("SeeRook", 500, 250, 900, "exchange value of a rook")
 _param("SeeQueen", 1000, 500, 1800, "exchange value of a queen")
+# The techniques after Wasp 1.02 (switches off by default: their numbers only count with them on).
+P_HIST_LMR_DIV = _param("HistLmrDivisor", 128, 16, 16000,
+                        "history-driven LMR: an eighth of a ply less per this much history")
+P_HIST_LMR_MAX = _param("HistLmrMax", 12, 1, 32,
+                        "history-driven LMR: at most this much more or less (eighths of a ply)")
+P_HIST_PRUNE_DEPTH = _param("HistPruneDepth", 3, 0, 12,
+                            "history pruning of late quiet moves up to this depth (plies)")
+P_HIST_PRUNE_MARGIN = _param("HistPruneMargin", 100, 0, 8000,
+                             "history pruning: prune below -HistPruneMargin * depth of history")
+P_CONT_HIST_BONUS = _param("ContHistBonus", 32, 1, 400,
+                           "continuation history: the bonus is this times depth^2 ...")
+P_CONT_HIST_BONUS_MAX = _param("ContHistBonusMax", 1200, 16, 8000, "... at most this")
+P_CONT_HIST_MAX = _param("ContHistMax", 16384, 1024, 65536,
+                         "continuation history: the entries' bound (gravity)")
+P_CONT_HIST_WEIGHT = _param("ContHistWeight", 100, 1, 800,
+                            "continuation history's weight in ordering and pruning (%)")
+P_IMPROVING_RAZOR = _param("ImprovingRazor", 50, 0, 400,
+                           "razoring margin larger by this when improving (cp)")
+P_IMPROVING_STAND_PAT = _param("ImprovingStandPat", 25, 0, 200,
+                               "early stand-pat margin smaller by this when improving (cp)")
+P_IMPROVING_FUTILITY = _param("ImprovingFutility", 50, 0, 400,
+                              "late-move pruning margin smaller by this when not improving (cp)")
+P_IMPROVING_LMR = _param("ImprovingLmr", 4, 0, 16,
+                         "LMR: this much more when not improving (eighths of a ply)")
+P_CORR_HIST_WEIGHT = _param("CorrHistWeight", 100, 1, 400,
+                            "correction history: % of the learnt correction applied")
+P_CORR_HIST_MAX = _param("CorrHistMax", 48, 4, 400,
+                         "correction history: a correction is at most this (cp)")
 PARAMS = tuple(_TABLE.entries)
 N_SEARCH_PARAMS = _TABLE.size
 # Techniques after Wasp 1.02 on trial: 0 (the minimum) switches them off, and off is the
 # default until an SPRT says otherwise; ENABLES: a parameter that only counts with another one
 # on, and a value that turns it on (LmrLogScale's trial value, 0.75 + ln d ln m / 2.25 plies).
 OFF_AT_ZERO = ("LmrLogScale",)
-ENABLES = {"LmrLogBase": (("LmrLogScale", 356),)}
+ENABLES = {
+    "LmrLogBase": (("LmrLogScale", 356),),
+    **{name: (("HistoryLMR", "true"),) for name in (
+        "HistLmrDivisor", "HistLmrMax", "HistPruneDepth", "HistPruneMargin")},
+    **{name: (("HistoryLMR", "true"), ("ContHistory", "true")) for name in (
+        "ContHistBonus", "ContHistBonusMax", "ContHistMax", "ContHistWeight")},
+    **{name: (("Improving", "true"),) for name in (
+        "ImprovingRazor", "ImprovingStandPat", "ImprovingFutility", "ImprovingLmr")},
+    **{name: (("CorrHistory", "true"),) for name in ("CorrHistWeight", "CorrHistMax")},
+}
 BY_NAME = {p.name.lower(): p for p in PARAMS}
 INDEX = {p.name: i for i, p in enumerate(PARAMS)}
 

@@ -11,7 +11,7 @@ import pytest
 from tests.wasp.helpers import Charge
 from wasp.board import Position
 from wasp.driver import MATE, MATE_BOUND, Limits, Searcher
-from wasp.searchparams import TECHNIQUES
+from wasp.searchparams import LATER_TECHNIQUES, TECHNIQUES
 
 MATES = [
     ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
@@ -152,6 +152,27 @@ def test_bench_signature_is_stable():
     first = run()
     assert first and first == run()
     assert int(first[0].split(":")[1]) > 1000
+
+
+def _bench_nodes(depth, settings=()):
+    from wasp import benchmark
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        benchmark.bench(depth=depth, verbose=False, settings=settings)
+    return int(buf.getvalue().split("Nodes searched  :")[1].split()[0])
+
+
+def test_later_techniques_switched_off_give_wasp_search_node_counts():
+    """Every technique after Wasp 1.02 switched off: the bench counts at depth 5 of the search
+    before them (with the default net and with the hand-written evaluation); each one
+    switched on alone searches another tree."""
+    off = [(name, "false") for name in LATER_TECHNIQUES]
+    assert _bench_nodes(5, off) == 121_822
+    assert _bench_nodes(5, [*off, ("EvalFile", "")]) == 137_048
+    for name in LATER_TECHNIQUES:
+        on = [(n, "true" if n == name else "false") for n in LATER_TECHNIQUES]
+        assert _bench_nodes(5, on) != 121_822, name
 
 
 def _bench_lines(**kwargs):

@@ -14,7 +14,7 @@ import chess.engine
 import pytest
 
 from tests.wasp.helpers import Charge, Output, compiling_kernels
-from wasp.searchparams import TECHNIQUES
+from wasp.searchparams import SWITCH_DEFAULTS, TECHNIQUES
 from wasp.uci import UciEngine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +82,9 @@ def test_uciok_at_once_then_readyok(engine):
         engine.wait_for("uciok", 60)
     assert charge.seconds < 3, (charge.wall, charge.cpu)
     for name in TECHNIQUES:
-        assert any(ln == f"option name {name} type check default true" for ln in engine.lines)
+        default = "true" if SWITCH_DEFAULTS[name] else "false"
+        assert any(ln == f"option name {name} type check default {default}"
+                   for ln in engine.lines)
     engine.send("isready")
     engine.wait_for("readyok", 120)
 
