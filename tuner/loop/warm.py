@@ -31,7 +31,9 @@ def tuner_kernels(config) -> None:
                 out.write(line)
         with open(os.path.join(tmp, "games", selfplay.DONE), "w", encoding="utf-8") as f:
             f.write("{}")
-        small = replace(config, extra_data=[], max_passes=1, then_passes=1, valid=0.25)
+        # the binary search of -then-binary runs the kernels of the binary method; its globs
+        # are checked by the loop itself (a bad one fails there, in one line)
+        small = replace(config, extra_data=[], max_passes=1, then_binary=[], valid=0.25)
         loop = run.Loop(tmp, small, log=lambda *a: None, quiet_matches=True, warm=False)
         loop.run(until="tune")
         loop.errors(K=1.0)  # the report's E
@@ -40,9 +42,11 @@ def tuner_kernels(config) -> None:
 def main(argv=None) -> int:
     """`python -m tuner.loop.warm CONFIG [--parent PID] [--report]`: CONFIG a LoopConfig's
     settings as JSON."""
+    import numba  # noqa: F401 - before kernel_reports
+
     from wasp import kernelcache
     from wasp.kernelprogress import kernel_reports
-    from wasp.warmup import REPORT, _lean_numba, follow_parent
+    from wasp.warmup import REPORT, follow_parent
 
     from .run import LoopConfig
 
@@ -50,13 +54,10 @@ def main(argv=None) -> int:
     if "--parent" in argv:
         follow_parent(int(argv[argv.index("--parent") + 1]))
     kernelcache.setup(("wasp", "tuner"))
-    with _lean_numba():
-        from wasp.kernelprogress import kernel_progress  # noqa: F401 - numba imported above
-
-        report = (lambda line: print(f"{REPORT} {line}", flush=True)) \
-            if "--report" in argv else None
-        with kernel_reports(report):
-            tuner_kernels(LoopConfig(**json.loads(argv[0])))
+    report = (lambda line: print(f"{REPORT} {line}", flush=True)) if "--report" in argv \
+        else None
+    with kernel_reports(report):
+        tuner_kernels(LoopConfig(**json.loads(argv[0])))
     return 0
 
 
