@@ -191,9 +191,9 @@ def _compile_in_child(group: str) -> bool:
     atexit.unregister(stop_child)  # once, however many children
     atexit.register(stop_child)
     for line in proc.stdout:
-        words = line.split()
-        if len(words) == 4 and words[0] == warmup.REPORT and words[1] == "compiling":
-            _progress[group][:2] = [int(words[2]), words[3]]
+        compiling = warmup.parse_report(line)
+        if compiling is not None:
+            _progress[group][:2] = list(compiling)
             if time.monotonic() - _said >= SAY_EVERY:
                 _said = time.monotonic()
                 _say(status(group))

@@ -204,6 +204,88 @@ def kernel_progress(file=None, desc="compiling kernels", enabled=True):
         progress.close(done=ok)
 
 
+class ChildProgress:
+    """One bar for the compiles of several child processes that report them (`wasp warmup
+    --report` lines, read by `wasp.warmup.compile_parallel`): compiles ended out of the
+    children's expected total (raised to the count when they compile more; which child
+    compiles a kernel both need varies, the sum does not), the kernel compiling longest and
+    its time, an ETA. Opened at the first compile: a warm
+    cache shows nothing."""
+
+    def __init__(self, expected: dict, file=None, desc="compiling kernels"):
+        self.expected = dict(expected)  # child -> compiles it makes on an empty cache, about
+        self.done = dict.fromkeys(self.expected, 0)  # child -> its compiles ended
+        self.now = {}  # child -> (kernel compiling, since)
+        self.file = file if file is not None else sys.stderr
+        self.desc = desc
+        self.lock = threading.Lock()
+        self.bar = None
+        self.t0 = None
+        self.closed = False  # closed for good: later reports show nothing
+
+    def total(self) -> int:
+        return max(sum(self.expected.values()), self.compiled() + len(self.now))
+
+    def compiled(self) -> int:
+        return sum(self.done.values())
+
+    def started(self, child, done: int, kernel: str) -> None:
+        """`child` reports the start of a compile, `done` of its compiles having ended."""
+        with self.lock:
+            self.done[child] = max(self.done.get(child, 0), done)
+            self.now[child] = (kernel, time.perf_counter())
+            if self.bar is None and not self.closed:
+                self._open()
+            self._show()
+
+    def ended(self, child) -> None:
+        """`child` has ended: the compile it reported last has too."""
+        with self.lock:
+            if self.now.pop(child, None) is not None:
+                self.done[child] += 1
+            self._show()
+
+    def tick(self) -> None:
+        """Refresh the times shown (a big kernel compiles for many seconds), at most once a
+        bar's interval."""
+        with self.lock:
+            self._show()
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            if self.bar is None:
+                return
+            self._show()
+            self.bar.total = max(self.bar.n, 1)
+            self.bar.set_postfix_str(f"{self.compiled()} compilations in "
+                                     f"{time.perf_counter() - self.t0:.0f}s", refresh=False)
+            self.bar.close()
+            self.bar = None
+
+    def _open(self):
+        from tqdm import tqdm
+
+        self.t0 = time.perf_counter()
+        tty = hasattr(self.file, "isatty") and self.file.isatty()
+        size = shutil.get_terminal_size() if tty else None  # see _Progress._open
+        self.bar = tqdm(total=max(self.total(), 1), desc=self.desc, unit="kernel",
+                        file=self.file, smoothing=0, mininterval=TICK if tty else 5 * TICK,
+                        ncols=size and size.columns, nrows=size and size.lines,
+                        bar_format="{desc}: {n}/{total} {unit}s [{elapsed}<{remaining}"
+                                   "{postfix}]")
+
+    def _show(self):
+        bar = self.bar
+        if bar is None:
+            return
+        bar.total = max(self.total(), 1)
+        if self.now:  # the compile that has run longest
+            kernel, since = min(self.now.values(), key=lambda ks: ks[1])
+            bar.set_postfix_str(f"{kernel} {time.perf_counter() - since:.0f}s", refresh=False)
+        bar.update(self.compiled() - bar.n)  # refreshes when the bar's interval has passed
+
+
 class _Reports:
     """The listener behind `kernel_reports`."""
 

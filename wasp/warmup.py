@@ -88,44 +88,93 @@ def only_cached():
         _local.only_cached = False
 
 
-def compile_parallel(kernels: str = "all", jobs: int | None = None, verbose: bool = True) -> int:
-    """Compile the groups of `kernels` in `jobs` processes at once (default: one a core),
-    each `wasp warmup --only GROUP`, into this process's cache (NUMBA_CACHE_DIR, set up by
+def compile_parallel(kernels: str = "all", jobs: int | None = None, verbose: bool = True,
+                     more: dict | None = None, progress: dict | None = None) -> int:
+    """Compile the groups of `kernels` (None: none) in `jobs` processes at once (default: one
+    a core), each `wasp warmup --only GROUP`, into this process's cache (NUMBA_CACHE_DIR, set up by
     `wasp.kernelcache`, whose claims keep two processes from compiling the same kernel).
-    Returns 0, or 1 when a process failed (its output is shown)."""
-    wanted = list(groups(kernels))
+    `more`: name -> command of other processes that compile into the cache (a tool's
+    kernels), run after the groups. `progress`: name -> compiles it makes on an empty cache,
+    about: the processes report each compile (`--report`) and one bar on stderr counts them
+    all (`wasp.kernelprogress.ChildProgress`; nothing shows when nothing compiles). Returns
+    0, or 1 when a process failed (its output is shown)."""
+    from wasp.kernelprogress import ChildProgress
+
+    report = progress is not None and not os.environ.get("WASP_NO_PROGRESS")
+    wanted = [(g, child_command(g, report=report)) for g in (groups(kernels) if kernels else ())]
+    wanted += list((more or {}).items())
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(wanted)))
     t0 = time.perf_counter()
     if verbose:
-        print(f"compiling kernels ({', '.join(wanted)}) in {jobs} processes; a few minutes "
-              f"the first time ...", flush=True)
+        print(f"compiling kernels ({', '.join(name for name, _ in wanted)}) in {jobs} "
+              f"processes; a few minutes the first time ...", flush=True)
+    bar = ChildProgress(progress or {}) if report else None
     running, failed = [], 0
     while wanted or running:
         while wanted and len(running) < jobs:
-            group = wanted.pop(0)
-            running.append((group, time.perf_counter(), subprocess.Popen(
-                child_command(group), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=child_env(), text=True)))
-        group, start, proc = running[0]
-        for entry in running:  # the first to end
-            if entry[2].poll() is not None:
-                group, start, proc = entry
-                break
-        else:
+            name, command = wanted.pop(0)
+            running.append(_Child(name, command, bar))
+        ended = next((c for c in running if c.proc.poll() is not None), None)
+        if ended is None:
             time.sleep(0.2)
+            if bar is not None:
+                bar.tick()
             continue
-        running.remove((group, start, proc))
-        output = proc.stdout.read()
-        proc.stdout.close()
-        if proc.returncode != 0:
+        running.remove(ended)
+        output = ended.output()
+        if bar is not None:
+            bar.ended(ended.name)
+        if ended.proc.returncode != 0:
             failed = 1
-            print(f"wasp warmup: the {group} kernels failed to compile:\n{output}",
+            if bar is not None:
+                bar.close()
+            print(f"wasp warmup: the {ended.name} kernels failed to compile:\n{output}",
                   file=sys.stderr, flush=True)
         elif verbose:
-            print(f"  {group}: ready in {time.perf_counter() - start:.1f} s", flush=True)
+            print(f"  {ended.name}: ready in {time.perf_counter() - ended.start:.1f} s",
+                  flush=True)
+    if bar is not None:
+        bar.close()
     if verbose and not failed:
         print(f"kernels ready in {time.perf_counter() - t0:.1f} s", flush=True)
     return failed
+
+
+class _Child:
+    """A compiling process of `compile_parallel`: its report lines go to `bar`, the rest is
+    kept (shown when it fails)."""
+
+    def __init__(self, name, command, bar):
+        self.name, self.bar, self.lines = name, bar, []
+        self.start = time.perf_counter()
+        self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, env=child_env(), text=True)
+        self.reader = threading.Thread(target=self._read, name=f"wasp-warmup-{name}",
+                                       daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            compiling = parse_report(line)
+            if compiling is None:
+                self.lines.append(line)
+            elif self.bar is not None:
+                self.bar.started(self.name, *compiling)
+        self.proc.stdout.close()
+
+    def output(self) -> str:
+        self.reader.join()
+        return "".join(self.lines)
+
+
+def parse_report(line: str):
+    """(compiles ended, kernel) of a `--report` line (`wasp-warmup compiling 3 search._search`),
+    or None for any other line."""
+    words = line.split()
+    if len(words) == 4 and words[0] == REPORT and words[1] == "compiling" and \
+            words[2].isdigit():
+        return int(words[2]), words[3]
+    return None
 
 
 def child_command(group: str, report: bool = False) -> list:

@@ -8,7 +8,12 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from wasp.kernelprogress import kernel_counts, kernel_name, kernel_progress  # noqa: E402
+from wasp.kernelprogress import (  # noqa: E402
+    ChildProgress,
+    kernel_counts,
+    kernel_name,
+    kernel_progress,
+)
 
 PROBE = '''
 from numba import njit
@@ -92,3 +97,33 @@ def test_the_bar_closes_when_compiles_pause_and_opens_again(probe, monkeypatch):
         assert progress.bar is None and out.getvalue().count("1 compilations in") == 1
         probe.outer(3)  # a new bar for the next compile
     assert out.getvalue().count("compilations in") == 2, out.getvalue()
+
+
+def test_child_bar_counts_every_childs_compiles_against_their_expected_sum():
+    out = io.StringIO()
+    bar = ChildProgress({"hand": 3, "tuner": 2}, file=out)
+    assert bar.bar is None and out.getvalue() == ""  # nothing compiled: nothing shown
+    bar.started("hand", 0, "search._search")
+    assert (bar.bar.n, bar.bar.total) == (0, 5)
+    bar.started("tuner", 0, "objective._error_kernel")
+    bar.started("hand", 2, "evaluate.evaluate")
+    bar.started("tuner", 1, "objective._qsearch")
+    assert (bar.bar.n, bar.bar.total) == (3, 5)
+    bar.started("tuner", 2, "objective._leaf")  # a third compile: the tuner's count grows
+    assert (bar.bar.n, bar.bar.total) == (4, 6)
+    bar.ended("hand")
+    bar.ended("tuner")
+    assert (bar.bar.n, bar.bar.total) == (6, 6)
+    bar.close()
+    assert bar.bar is None
+    text = out.getvalue()
+    assert "compiling kernels: 6/6 kernels" in text and "6 compilations in" in text
+
+
+def test_child_bar_shows_nothing_when_no_child_compiles():
+    out = io.StringIO()
+    bar = ChildProgress({"hand": 3}, file=out)
+    bar.tick()
+    bar.ended("hand")
+    bar.close()
+    assert out.getvalue() == ""

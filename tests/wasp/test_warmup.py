@@ -143,3 +143,39 @@ def test_runtime_is_set_up_for_kernels_that_name_it_and_in_doubt():
     assert _uses_runtime(payload(b"\x7fELF ... _nrt_get_sample_external_allocator ..."))
     assert _uses_runtime((("lib", "bitcode", b"..."), "fndesc"))
     assert _uses_runtime(("something else",))
+
+
+def _reporter(*lines, code=0):
+    """A stand-in compiling process: prints `lines`, exits with `code`."""
+    body = "; ".join(f"print({line!r}, flush=True)" for line in lines)
+    return [sys.executable, "-c", f"{body}; raise SystemExit({code})"]
+
+
+def test_parallel_processes_reports_count_in_one_bar(capsys):
+    from wasp.warmup import compile_parallel
+
+    more = {"a": _reporter("wasp-warmup compiling 0 x.one", "wasp-warmup compiling 1 x.two"),
+            "b": _reporter("some other output", "wasp-warmup compiling 0 y.one")}
+    assert compile_parallel(None, jobs=2, verbose=False, more=more,
+                            progress={"a": 2, "b": 1}) == 0
+    err = capsys.readouterr().err
+    assert "compiling kernels: 3/3 kernels" in err and "3 compilations in" in err
+    assert err.count("3 compilations in") == 1  # one bar for both processes
+    assert "some other output" not in err
+
+
+def test_parallel_processes_that_compile_nothing_show_nothing(capsys):
+    from wasp.warmup import compile_parallel
+
+    assert compile_parallel(None, verbose=False, more={"a": _reporter("loaded")},
+                            progress={"a": 5}) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_failed_process_shows_its_output_and_returns_1(capsys):
+    from wasp.warmup import compile_parallel
+
+    more = {"a": _reporter("wasp-warmup compiling 0 x.one", "it broke", code=3)}
+    assert compile_parallel(None, verbose=False, more=more, progress={"a": 2}) == 1
+    err = capsys.readouterr().err
+    assert "the a kernels failed to compile" in err and "it broke" in err

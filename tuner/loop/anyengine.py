@@ -126,6 +126,7 @@ class EngineLoop(Loop):
 
     CONFIG = EngineLoopConfig
     STAGES = STAGES
+    KERNEL_STAGES = ()  # its engines and tracer are the user's: nothing of ours to compile
 
     def done(self, stage) -> bool:
         marks = {"data": ("data", "summary.json"), "trace": ("trace", "done.json"),

@@ -291,9 +291,9 @@ def cmd_loop(argv):
 
     try:
         loop = Loop(directory, config, quiet_matches=args.quiet)
-        # The stages run here (the set's labels, the tuner) compile kernels the first time:
-        # a bar on stderr while they do (`wasp warmup` shows one for the engines' kernels)
-        with kernel_progress():
+        # The loop compiles its kernels first, under one bar (`tuner.loop.warm`); a kernel it
+        # did not foresee (another tuning method's) compiles here, under a bar too
+        with kernel_progress(enabled=not args.quiet):
             rep = loop.run(until=args.until)
     except (RuntimeError, ValueError, OSError) as e:
         raise CliError(e) from None

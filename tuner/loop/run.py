@@ -30,6 +30,7 @@ read from there afterwards.
 
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -39,6 +40,7 @@ from tuner.sets import BuildConfig, build, summary_text
 from tuner.sets import write as write_set
 from tuner.shipped import DATA_DIR
 from tuner.texel import SplitRun
+from wasp import background
 from wasp.atomicfile import replacing
 
 from . import selfplay
@@ -124,11 +126,13 @@ class Loop:
 
     CONFIG = LoopConfig
     STAGES = STAGES
+    KERNEL_STAGES = ("games", "data", "tune", "sprt", "report")  # stages that run our kernels
 
-    def __init__(self, loop_dir, config=None, log=print, quiet_matches=False):
+    def __init__(self, loop_dir, config=None, log=print, quiet_matches=False, warm=True):
         self.dir = str(loop_dir)
         self.log = log
         self.quiet_matches = quiet_matches
+        self.warm = warm  # compile the kernels first (`tuner.loop.warm`), under one bar
         saved = os.path.join(self.dir, "loop.json")
         if os.path.exists(saved):
             with open(saved, encoding="utf-8") as f:
@@ -190,7 +194,8 @@ class Loop:
                  + (f", from {start} ({c.start})" if start else ""))
         selfplay.selfplay(self.path("games"), c.games, nodes=c.nodes, tc=c.tc,
                           concurrency=c.concurrency, openings=c.openings, seed=c.seed,
-                          params=start, quiet=self.quiet_matches, log=self.log)
+                          params=start, quiet=self.quiet_matches, log=self.log,
+                          warm=not self.warm)
 
     def data(self):
         c = self.config
@@ -285,16 +290,24 @@ class Loop:
                            nodes=c.sprt_nodes or c.nodes, tc=c.sprt_tc or c.tc,
                            concurrency=c.concurrency, openings=c.openings, seed=c.seed + 1,
                            sprt={"elo0": c.elo0, "elo1": c.elo1}, quiet=self.quiet_matches,
-                           log=self.log)
+                           log=self.log, warm=not self.warm)
 
     def report(self):
         """E before (the start) and after (tuned) with the run's K; the match's outcome."""
+        c = self.config
+        data, K, tuned = self.tuning_records()
+        E, W0, W1 = self.errors(K)
+        head = {"start": c.start or "built-in", "opponent": self.start_name(),
+                "selfplay_games": int(_count_games(self.path("games", "games.pgn")))}
+        return self.publish(head, data, K, tuned, E, W0, W1, c.elo0, c.elo1)
+
+    def errors(self, K):
+        """(E, W0, W1): E of the training and validation sets at `K` with the start weights
+        W0 and the tuned W1, ``E[set] = [before, after]``."""
         from tuner.texel import Scorer, error, load
         from wasp import params as P
 
-        c = self.config
-        data, K, tuned = self.tuning_records()
-        sc = Scorer(c.threads)
+        sc = Scorer(self.config.threads)
         start = self.start_params()
         W0 = P.load(start) if start else P.default_weights()
         W1 = P.load(self.tuned_params())
@@ -302,9 +315,7 @@ class Loop:
         for name in ("train", "valid"):
             ps = load(self.path("data", f"{name}.epd"), use_cache=False)
             E[name] = [error(sc.qsearch_scores(W, ps.rows)[0], ps.results, K) for W in (W0, W1)]
-        head = {"start": c.start or "built-in", "opponent": self.start_name(),
-                "selfplay_games": int(_count_games(self.path("games", "games.pgn")))}
-        return self.publish(head, data, K, tuned, E, W0, W1, c.elo0, c.elo1)
+        return E, W0, W1
 
     def tuning_records(self):
         """The data stage's summary.json, the tuning run's K and its done.json."""
@@ -355,6 +366,8 @@ class Loop:
         if self.resumed:
             self.log(f"resuming the loop in {self.dir} (settings from loop.json); next stage: "
                      f"{self.next_stage()}")
+        if self.warm and self.next_stage() in self.KERNEL_STAGES:
+            compile_kernels(self.config, quiet=self.quiet_matches)
         for stage in self.STAGES:
             if self.done(stage):
                 self.log(f"[{stage}] done: reused")
@@ -366,6 +379,26 @@ class Loop:
                 return None
         with open(self.path("report.json"), encoding="utf-8") as f:
             return json.load(f)
+
+
+# Compiles on an empty cache, about: the bar's total. A cold `compile_kernels` of the quick loop
+# made 73 in both processes; the engines' search alone makes `background`'s count for "hand".
+EXPECTED_COMPILES = {"hand": background.EXPECTED_COMPILES["hand"],
+                     "tuner": 73 - background.EXPECTED_COMPILES["hand"]}
+
+
+def compile_kernels(config, quiet=False) -> None:
+    """Compile (or load) the kernels of a loop of `config` into the cache, in two processes
+    at once: `wasp warmup --only hand` (the engines' search) and `tuner.loop.warm` (the
+    tuner's); one bar on stderr counts both (none with `quiet`, nothing when they are
+    cached). RuntimeError when a process fails."""
+    from wasp.warmup import compile_parallel
+
+    tuner = [sys.executable, "-m", "tuner.loop.warm", json.dumps(asdict(config)),
+             "--parent", str(os.getpid()), *([] if quiet else ["--report"])]
+    if compile_parallel("hand", jobs=2, verbose=False, more={"tuner": tuner},
+                        progress=None if quiet else EXPECTED_COMPILES):
+        raise RuntimeError("the kernels failed to compile (see above)")
 
 
 def match_figures(rundir, elo0, elo1) -> dict:

@@ -57,7 +57,7 @@ def match_done(out_dir) -> bool:
 
 def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, openings="",
               seed=1, sprt=None, repeat=True, adjudicate=True, quiet=False, log=print,
-              variant="standard"):
+              variant="standard", warm=True):
     """Play (or resume) a match in ``out_dir/match``, its PGN in ``out_dir/games.pgn``.
 
     `engines` is a list of `testing.EngineConfig` (`wasp_engine`'s, or any other: the limits
@@ -65,12 +65,14 @@ def run_match(out_dir, engines, games, *, nodes=0, tc="", concurrency=2, opening
     (`games` rounded up to whole pairs), else each game has its own opening; `sprt` is None or
     a dict of `testing.config.SprtConfig` settings (elo0, elo1, ...);
     ``variant="fischerandom"`` plays Chess960 (from the 960 starts unless `openings`). The
-    kernels are warmed first and our engines get a long start-up limit (`wasp_engine`), so a
-    loaded machine does not make them miss the runner's timeout. Returns the run directory;
+    kernels are warmed first (unless not `warm`: the caller did) and our engines get a long
+    start-up limit (`wasp_engine`), so a loaded machine does not make them miss the runner's
+    timeout. Returns the run directory;
     RuntimeError when it fails.
     """
     pgn = os.path.join(out_dir, "games.pgn")
-    warm_kernels(quiet)
+    if warm:
+        warm_kernels(quiet)
     return play_match(out_dir, lambda: match_config(
         pgn, engines, games, nodes, tc, concurrency, openings, seed, sprt, repeat, adjudicate,
         variant), concurrency, quiet=quiet, log=log)
@@ -137,7 +139,7 @@ def match_config(pgn, engines, games, nodes, tc, concurrency, openings, seed, sp
 
 
 def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed=1,
-             params="", others=(), quiet=False, log=print, variant="standard"):
+             params="", others=(), quiet=False, log=print, variant="standard", warm=True):
     """Self-play games of our engine (two instances, or against `others`).
 
     Each game starts from its own opening (no colour-swapped pairs: two instances of a
@@ -148,5 +150,5 @@ def selfplay(out_dir, games, *, nodes=0, tc="", concurrency=2, openings="", seed
     engines += list(others) if others else [wasp_engine("wasp", params)]
     run_match(out_dir, engines, games, nodes=nodes, tc=tc, concurrency=concurrency,
               openings=openings, seed=seed, repeat=False, quiet=quiet, log=log,
-              variant=variant)
+              variant=variant, warm=warm)
     return os.path.join(out_dir, "games.pgn")

@@ -26,6 +26,7 @@ def _loop(loop_dir, *extra, timeout=600):
     r = subprocess.run([*LOOP, "-dir", str(loop_dir), *extra], capture_output=True, text=True,
                        timeout=timeout)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "compiling kernels" not in r.stderr  # -quiet: no bar, cold cache or warm
     return r.stdout
 
 
@@ -187,6 +188,18 @@ def test_then_binary_glob_naming_nothing_fails_before_tuning(quick_loop, tmp_pat
                        timeout=600)
     assert r.returncode != 0 and "ks_no_such_term" in r.stderr
     assert not (loop_dir / "tune").exists()
+
+
+def test_with_its_kernels_cached_the_loop_shows_no_compile(quick_loop, tmp_path):
+    """The loop compiles (or loads) its kernels first, under one bar (`tuner.loop.warm`): the
+    quick loop before left them all in the cache, so no bar opens, before the stages or in
+    them."""
+    loop_dir = _after_data(quick_loop, tmp_path / "warm", then_binary=["ks_no_such_term"])
+    r = subprocess.run([*LOOP[:-1], "-dir", str(loop_dir)], capture_output=True, text=True,
+                       timeout=600, env={**os.environ, "WASP_NO_PROGRESS": ""})
+    assert r.returncode != 0 and "ks_no_such_term" in r.stderr  # after the compile phase
+    assert "compiling kernels" not in r.stderr and "compilations" not in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_killed_loop_resumes_its_match_and_finishes(tmp_path):
