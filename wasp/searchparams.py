@@ -188,12 +188,15 @@ PARAMS = tuple(_TABLE.entries)
 N_SEARCH_PARAMS = _TABLE.size
 # Techniques after Wasp 1.02 on trial: 0 (the minimum) switches them off, and off is the
 # default until an SPRT says otherwise; ENABLES: a parameter that only counts with another one
-# on, and a value that turns it on (LmrLogScale's trial value, 0.75 + ln d ln m / 2.25 plies).
+# on, and a value that turns it on (LmrLogScale's trial value, 0.75 + ln d ln m / 2.25 plies);
+# HistPruneDepth is tried with HistPruneMargin 0, as no history in a depth-10 search falls below
+# the default margin times a depth above 3.
 OFF_AT_ZERO = ("LmrLogScale",)
 ENABLES = {
     "LmrLogBase": (("LmrLogScale", 356),),
     **{name: (("HistoryLMR", "true"),) for name in (
-        "HistLmrDivisor", "HistLmrMax", "HistPruneDepth", "HistPruneMargin")},
+        "HistLmrDivisor", "HistLmrMax", "HistPruneMargin")},
+    "HistPruneDepth": (("HistoryLMR", "true"), ("HistPruneMargin", "0")),
     **{name: (("HistoryLMR", "true"), ("ContHistory", "true")) for name in (
         "ContHistBonus", "ContHistBonusMax", "ContHistMax", "ContHistWeight")},
     **{name: (("Improving", "true"),) for name in (
