@@ -21,6 +21,16 @@ def _config(tmp_path, data=(), **kw):
     return Config(data=[str(p) for p in data], output=str(tmp_path / "net.nnue"), **settings)
 
 
+def _resume_matches(whole, directory, config, stop_after):
+    """A run stopped after `stop_after` batches, reopened and finished ends on `whole`'s net."""
+    part = Training.create(directory, config)
+    assert not part.train(progress=False, stop_after=stop_after)
+    part = Training.open(directory)
+    assert part.train(progress=False)
+    for name, a in whole.net.params.items():
+        assert np.array_equal(a, part.net.params[name]), name
+
+
 def test_a_small_net_learns_material_to_a_low_loss(tmp_path):
     boards = D.random_records(8000, seed=3, pieces=(4, 16))
     target = 1 / (1 + np.exp(-D.scores(boards) / 400))
@@ -77,12 +87,7 @@ def test_a_king_bucketed_run_with_a_factoriser_resumes_exactly_and_exports_its_a
     whole = Training.create(tmp_path / "whole", _config(tmp_path, [bf], **settings))
     assert whole.opt.clip_of("l0f") == 0.99 and whole.opt.clip_of("l1w") == 1.98
     assert whole.train(progress=False)
-    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], **settings))
-    assert not part.train(progress=False, stop_after=4)
-    part = Training.open(tmp_path / "part")
-    assert part.train(progress=False)
-    for name, a in whole.net.params.items():
-        assert np.array_equal(a, part.net.params[name]), name
+    _resume_matches(whole, tmp_path / "part", _config(tmp_path, [bf], **settings), 4)
     assert np.abs(whole.net.params["l0f"]).max() > 0  # the factoriser trained
     assert np.abs(whole.net.params["l0w"]).max() <= 0.99
     path = whole.export()
@@ -359,12 +364,7 @@ def test_superbatches_stream_across_epochs_and_resume_exactly(tmp_path):
     assert [r["superbatch"] for r in read_history(whole.dir)] == [1, 2, 3]
     assert sorted(p.name for p in (whole.dir / "nets").iterdir()) == [
         "superbatch-2.nnue", "superbatch-3.nnue"]
-    part = Training.create(tmp_path / "part", _config(tmp_path, [bf], **settings))
-    assert not part.train(progress=False, stop_after=7)
-    part = Training.open(tmp_path / "part")
-    assert part.train(progress=False)
-    for name, a in whole.net.params.items():
-        assert np.array_equal(a, part.net.params[name]), name
+    _resume_matches(whole, tmp_path / "part", _config(tmp_path, [bf], **settings), 7)
     with pytest.raises(ValueError, match="counts superbatches: extend it with -superbatches"):
         Training.open(tmp_path / "part", epochs=4)
 
