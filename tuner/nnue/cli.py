@@ -19,6 +19,8 @@ EXAMPLES = """examples:
       -buckets 0,1,2,3,4,4,5,5,6,6,6,6,7,7,7,7,8,8,8,8,8,8,8,8,9,9,9,9,9,9,9,9 -factoriser \
       -superbatches 640 -lr-schedule cosine -lr-final 2.43e-6   # bullet's example 3
   wasp-tune nnue train data.vf -o nets/f.nnue -arch arch.json  # an "arch" object as NET.json's
+  wasp-tune nnue train data.vf -o nets/g.nnue -init nets/a.nnue -hidden 256 -output-buckets 8 \
+      -epochs 5                    # grow the next net from the last one (docs/nnue.md)
   wasp-tune nnue train -resume nets/a.nnue.run            # continue a stopped run
   wasp-tune nnue train -resume nets/a.nnue.run -epochs 30 # or train it for longer
 
@@ -35,6 +37,12 @@ NET: by default bullet's example 1, (768 -> N)x2 -> 1 with SCReLU; -output-bucke
 (MaterialCount<K>), -buckets LAYOUT (ChessBucketsMirrored's 32 king buckets, files a-d, rank 1
 first) with -factoriser, -activation crelu and -layers 16,32 (example 4) give bullet's other
 examples, or -arch FILE names them as NET.json's "arch" object (docs/formats/nets.md).
+-init OLD starts from a net file (read as the engine reads it: its NET.json, or example 1 told
+by its size) instead of random weights, mapped so that the new net starts as the old one:
+the same architecture; 1 output bucket into K; Chess768 into king buckets (with -factoriser
+in l0f); more neurons (new ones with zero output weights). Anything else (fewer neurons,
+example 4 from a net without its layers, another activation, king buckets into Chess768) is
+refused (exit 2). run.json and NET.json record OLD's path and sha256.
 
 Target: wdl * result + (1 - wdl) * sigmoid(score / 400) (-wdl START,END: linear from START to
 END), loss (sigmoid(out) - target)^2, AdamW (decay 0.01) with weights clipped to +-1.98 (with
@@ -84,6 +92,10 @@ def build_parser():
     t.add_argument("-arch", "--arch", metavar="FILE", default=None,
                    help="the architecture from a JSON file's \"arch\" object (as NET.json's), "
                         "instead of the flags above")
+    t.add_argument("-init", "--init", metavar="NET", default=None,
+                   help="start from this net file (its NET.json beside it, or example 1 told "
+                        "by its size), mapped into the architecture trained, instead of "
+                        "random weights")
     t.add_argument("-epochs", "--epochs", type=int, default=None,
                    help="passes over the training data (default 10; with -resume: extend)")
     t.add_argument("-superbatches", "--superbatches", type=int, default=None,
@@ -238,6 +250,9 @@ def _start(args, argv):
         if args.data or args.output:
             raise UsageError("-resume DIR takes its data and net from DIR's run.json; give "
                              "no data files or -o")
+        if args.init:
+            raise UsageError("-init starts a new run; -resume DIR continues from DIR's "
+                             "checkpoint (its run.json names the net it started from)")
         defaults = vars(build_parser().parse_args(["train"]))
         kept = set(defaults) - {"command", "data", "output", "resume", "epochs", "threads",
                                 "quiet", "superbatches", "stream"}
@@ -276,13 +291,37 @@ def _start(args, argv):
         config.check()
     except ValueError as e:
         raise UsageError(e) from None
+    start = _init(args.init, config, args.quiet) if args.init else None
     directory = args.dir or f"{args.output}.run"
-    run = Training.create(directory, config, threads=args.threads, progress=not args.quiet)
+    run = Training.create(directory, config, threads=args.threads, progress=not args.quiet,
+                          net=start.net if start else None)
     if not args.quiet:
         games = "by game" if run.dataset.games is not None else "contiguous blocks"
         print(f"data: {len(run.dataset):,} positions ({len(run.train_idx):,} train, "
               f"{len(run.valid_idx):,} valid, {games}); run directory {directory}", flush=True)
     return run
+
+
+def _init(path, config, quiet):
+    """-init NET: the old net grown into the run's architecture (`tuner.nnue.grow`), its
+    record in config.init; a file that is no net exits 1, a mapping that cannot be made 2."""
+    from .grow import GrowError, start_from
+
+    problem = file_problem(path, text=False)
+    if problem:
+        raise UsageError(f"-init net {problem}", EXIT_INPUT)
+    try:
+        start = start_from(path, config)
+    except GrowError as e:
+        raise UsageError(f"-init {path}: {e}") from None
+    except ValueError as e:
+        raise UsageError(f"-init net {e}", EXIT_INPUT) from None
+    config.init = start.record
+    if not quiet:
+        print(f"starting from {path} ({start.record['architecture']})", flush=True)
+    for note in start.notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr, flush=True)
+    return start
 
 
 def cmd_train(args, argv):

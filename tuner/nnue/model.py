@@ -624,6 +624,12 @@ class FloatNet:
             out[name] = a.T if name in ("l0w", "l0f") else a.reshape(shapes[name])
         return out
 
+    @classmethod
+    def from_graph(cls, arch: Arch, tensors: dict, factoriser=False, dtype=np.float32):
+        """The net of tensors in bullet's graph shapes (`graph`'s inverse)."""
+        return cls(arch, {name: (a.T if name in ("l0w", "l0f") else a).astype(dtype)
+                          for name, a in tensors.items()}, factoriser)
+
     def save(self, path):
         """Write the net file (`wasp.nnue.arch.save`: the factoriser merged, quantised)."""
         return A.save(path, self.arch, self.graph())

@@ -64,6 +64,7 @@ class Config:
     seed: int = 1
     cache: bool = True
     command: str = ""
+    init: dict | None = None  # the net the run started from: path, sha256, architecture
     adamw: dict = field(default_factory=lambda: asdict(AdamW()))
 
     def check(self):
@@ -265,8 +266,11 @@ class Training:
     # ---- creation and checkpoints
 
     @classmethod
-    def create(cls, directory, config: Config, dataset=None, threads=None, progress=False):
-        """A new run in `directory` (which must not hold one)."""
+    def create(cls, directory, config: Config, dataset=None, threads=None, progress=False,
+               net: FloatNet | None = None):
+        """A new run in `directory` (which must not hold one), from `net` (an old net grown
+        into the run's architecture, `tuner.nnue.grow`; config.init says which) or from
+        random weights."""
         config.check()
         directory = Path(directory)
         if (directory / RUN_FILE).exists():
@@ -277,6 +281,10 @@ class Training:
         if len(dataset) == 0:
             raise D.DataError(f"no positions in {', '.join(map(str, config.data))}")
         run = cls(directory, config, dataset, threads)
+        if net is not None:
+            if (net.arch, net.factoriser) != (run.arch, config.factoriser):
+                raise ValueError(f"{net!r} is not the run's net {run.net!r}")
+            run.net = net.copy(run.net.dtype)
         directory.mkdir(parents=True, exist_ok=True)
         info = asdict(config)
         info["positions"] = len(dataset)
@@ -518,8 +526,9 @@ class Training:
             "net_epoch": self.best[1] if self.best is not None else len(self.history),
             "losses": self.history,
             "settings": {k: v for k, v in asdict(cfg).items()
-                         if k not in ("data", "output", "command")},
+                         if k not in ("data", "output", "command", "init")},
             "command": cfg.command,
+            "init": cfg.init,
             "resumed": self.resumed,
         }
         write_meta(path, arch, meta)

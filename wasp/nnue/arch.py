@@ -31,7 +31,7 @@ from wasp.nnue.inputs import FEATURES, LAYOUT_SIZE, bucket_count
 
 __all__ = ["Arch", "QuantisedNet", "Saved", "INPUTS", "ACTIVATIONS", "MULTI_LAYERS", "QA", "QB",
            "SCALE", "ALIGN", "ARCH_KEY", "output_bucket", "output_bucket_divisor", "meta_path",
-           "read_meta", "arch_of", "read_arch_file", "write_meta", "save", "load",
+           "read_meta", "arch_of", "read_arch_file", "write_meta", "save", "load", "dequantise",
            "write_tensors", "write_simple", "read_simple", "simple_hidden", "simple_file_size",
            "file_shape"]
 
@@ -502,3 +502,17 @@ def load(path, arch: Arch | None = None) -> QuantisedNet:
         raise ValueError(f"{path}: {len(data)} bytes, but {arch.describe()} is "
                          f"{arch.file_size()} bytes")
     return QuantisedNet(arch, _parse(arch._format(), data))
+
+
+def dequantise(net: QuantisedNet) -> dict:
+    """The float tensors a net file holds, in bullet's graph shapes (`Arch.shapes`, no
+    factoriser): each integer over its scale, f32 as it is; `save` of them writes the same
+    integers again."""
+    out = {}
+    for s, shape in net.arch._format():
+        a = np.asarray(net.tensors[s.name], dtype=np.float64)
+        if file_shape(s, shape) != shape:
+            a = a.T
+        a = a.reshape(shape)
+        out[s.name] = a if s.scale is None else a / s.scale
+    return out

@@ -1,5 +1,6 @@
 """Training runs: a planted target learnt, tiny data, exact resume, the split, the command line."""
 
+import hashlib
 import json
 import random
 
@@ -7,9 +8,11 @@ import chess
 import numpy as np
 import pytest
 
+from tests.wasp.nnue.test_network import arch_json, numpy_forward_arch, random_fens, random_net
 from tuner.cli import main as wasp_tune
 from tuner.nnue import data as D
-from tuner.nnue.train import Config, Training, epoch_order, read_history, split
+from tuner.nnue.grow import start_from
+from tuner.nnue.train import Config, Training, epoch_order, read_config, read_history, split
 from wasp.nnue import arch as A
 from wasp.nnue import netfile
 from wasp.nnue.arch import Arch
@@ -21,9 +24,9 @@ def _config(tmp_path, data=(), **kw):
     return Config(data=[str(p) for p in data], output=str(tmp_path / "net.nnue"), **settings)
 
 
-def _resume_matches(whole, directory, config, stop_after):
+def _resume_matches(whole, directory, config, stop_after, net=None):
     """A run stopped after `stop_after` batches, reopened and finished ends on `whole`'s net."""
-    part = Training.create(directory, config)
+    part = Training.create(directory, config, net=net)
     assert not part.train(progress=False, stop_after=stop_after)
     part = Training.open(directory)
     assert part.train(progress=False)
@@ -413,3 +416,76 @@ def test_a_shuffle_buffer_shuffles_windows_of_consecutive_positions():
     assert window[0] != 0 or window[-1] != 3
     assert not np.array_equal(order, epoch_order(train, 5, 3, buffer=300))
     assert np.array_equal(epoch_order(train, 5, 2, buffer=1000), epoch_order(train, 5, 2))
+
+
+def _grown(tmp_path, old_arch, config):
+    """config's run started from a random old net of `old_arch` (-init): the old net's path
+    and the grown net."""
+    old = tmp_path / "old.nnue"
+    random_net(old, old_arch, seed=4)
+    start = start_from(old, config)
+    config.init = start.record
+    return old, start.net
+
+
+def test_a_run_from_init_exports_the_old_nets_evaluations_before_any_step_and_records_it(
+        tmp_path):
+    bf = tmp_path / "data.bf"
+    D.write_bf(D.random_records(200, seed=1), bf)
+    new_arch = arch_json(2, hidden=32, k=8)
+    cfg = _config(tmp_path, [bf], hidden=32, arch=new_arch)
+    old, net = _grown(tmp_path, arch_json(1, hidden=16), cfg)
+    run = Training.create(tmp_path / "run", cfg, net=net)
+    path = run.export()
+    for fen in random_fens(30, 5):
+        assert abs(numpy_forward_arch(path.read_bytes(), new_arch, fen) -
+                   numpy_forward_arch(old.read_bytes(), arch_json(1, hidden=16), fen)) <= 1
+    record = {"path": str(old), "sha256": hashlib.sha256(old.read_bytes()).hexdigest(),
+              "architecture": "(768 -> 16)x2 -> 1, SCReLU"}
+    assert json.loads((run.dir / "run.json").read_text())["init"] == record
+    assert json.loads(A.meta_path(path).read_text())["init"] == record
+
+
+def test_an_init_run_learns_and_resumes_exactly(tmp_path):
+    boards = D.random_records(1500, seed=2, pieces=(4, 16))
+    bf = tmp_path / "data.bf"
+    D.write_bf(boards, bf)
+    settings = {"hidden": 32, "arch": arch_json(2, hidden=32, k=4), "epochs": 2, "wdl": 0.0}
+    cfg = _config(tmp_path, [bf], **settings)
+    _, net = _grown(tmp_path, arch_json(1, hidden=16), cfg)
+    whole = Training.create(tmp_path / "whole", cfg, net=net)
+    before = whole.valid_loss()
+    assert whole.train(progress=False)
+    assert whole.history[-1]["valid_loss"] < 0.9 * before  # it learns from where it starts
+    again = _config(tmp_path, [bf], **settings)
+    again.init = cfg.init
+    _resume_matches(whole, tmp_path / "part", again, 5, net=net)
+    assert read_config(tmp_path / "part")[0].init == cfg.init
+
+
+def test_cli_init_grows_a_net_resumes_and_refuses_what_cannot_be_mapped(tmp_path, capsys):
+    text = random_games_as_text(tmp_path / "d.txt", games=4)
+    common = ["-epochs", "1", "-batch-size", "64", "-quiet"]
+    old, new = tmp_path / "a.nnue", tmp_path / "b.nnue"
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(old), "-hidden", "16",
+                      *common]) == 0
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(new), "-init", str(old), "-hidden",
+                      "32", "-output-buckets", "8", *common]) == 0
+    meta = json.loads(A.meta_path(new).read_text())
+    assert meta["init"]["sha256"] == hashlib.sha256(old.read_bytes()).hexdigest()
+    assert "-init" in meta["command"]
+    run = f"{new}.run"
+    assert wasp_tune(["nnue", "train", "-resume", run, "-epochs", "2", "-quiet"]) == 0
+    assert json.loads(A.meta_path(new).read_text())["epochs"] == 2
+    capsys.readouterr()
+    for argv, code, words in [
+            (["-resume", run, "-init", str(old)], 2, "-init starts a new run"),
+            ([str(text), "-o", str(tmp_path / "c.nnue"), "-init", str(new), "-hidden", "16"], 2,
+             "-init " + str(new) + ": (768 -> 32)x2 -> 1x8, SCReLU cannot be mapped into "
+             "(768 -> 16)x2 -> 1, SCReLU: hidden 32 cannot shrink to 16"),
+            ([str(text), "-o", str(tmp_path / "c.nnue"), "-init", str(text)], 1,
+             "-init net " + str(text) + ": 11")]:
+        assert wasp_tune(["nnue", "train", *argv, "-quiet"]) == code
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0], err
+    assert not (tmp_path / "c.nnue.run").exists()

@@ -312,6 +312,20 @@ def test_load_gives_the_saved_values_in_the_files_shapes(tmp_path, step):
     assert (tmp_path / "again.nnue").read_bytes() == path.read_bytes()
 
 
+@pytest.mark.parametrize("step", [1, 2, 3, 4])
+def test_dequantise_gives_the_floats_in_graph_shapes_that_save_writes_back_the_same(tmp_path,
+                                                                                    step):
+    a = example(step, hidden=16, k=4)
+    t = random_tensors(a, seed=20 + step)
+    path = A.save(tmp_path / "n.nnue", a, t)
+    floats = A.dequantise(A.load(path, a))
+    assert {k: v.shape for k, v in floats.items()} == a.shapes()
+    for name, saved in zip(a.shapes(), a.saved_format(), strict=True):
+        step_size = 0.5 / saved.scale if saved.scale else 0.0
+        assert np.abs(floats[name] - t[name]).max() <= step_size + 1e-7, name
+    assert A.save(tmp_path / "again.nnue", a, floats).read_bytes() == path.read_bytes()
+
+
 def test_a_net_without_net_json_is_example_1_told_by_its_size(tmp_path):
     a = example(1, hidden=48)
     path = A.save(tmp_path / "n.nnue", a, random_tensors(a))
