@@ -37,12 +37,12 @@ NET: by default bullet's example 1, (768 -> N)x2 -> 1 with SCReLU; -output-bucke
 (MaterialCount<K>), -buckets LAYOUT (ChessBucketsMirrored's 32 king buckets, files a-d, rank 1
 first) with -factoriser, -activation crelu and -layers 16,32 (example 4) give bullet's other
 examples, or -arch FILE names them as NET.json's "arch" object (docs/formats/nets.md).
--init OLD starts from a net file (read as the engine reads it: its NET.json, or example 1 told
-by its size) instead of random weights, mapped so that the new net starts as the old one:
-the same architecture; 1 output bucket into K; Chess768 into king buckets (with -factoriser
-in l0f); more neurons (new ones with zero output weights). Anything else (fewer neurons,
-example 4 from a net without its layers, another activation, king buckets into Chess768) is
-refused (exit 2). run.json and NET.json record OLD's path and sha256.
+-init NET starts from an existing net (read as the engine reads it: its NET.json, or example
+1 told by its size) instead of random weights, mapped so that the new net starts as the old
+one: the same architecture; 1 output bucket into K; Chess768 into king buckets (with
+-factoriser in l0f); more neurons (new ones with zero output weights). Anything else (fewer
+neurons, example 4 from a net without its layers, another activation, king buckets into
+Chess768) is refused (exit 2). run.json and NET.json record the old net's path and sha256.
 
 Target: wdl * result + (1 - wdl) * sigmoid(score / 400) (-wdl START,END: linear from START to
 END), loss (sigmoid(out) - target)^2, AdamW (decay 0.01) with weights clipped to +-1.98 (with

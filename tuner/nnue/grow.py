@@ -43,6 +43,7 @@ class Start:
 
 
 def sha256(path) -> str:
+    """The file's SHA-256, in hex: which net a run started from."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -145,8 +146,7 @@ def grow(old: Arch, tensors: dict, new: Arch, factoriser=False, seed=1, opt=None
     for b in range(new.input_buckets):
         out["l0w"][b * FEATURES:(b + 1) * FEATURES, cols] = merged[b]
     out["l0b"][cols] = src["l0b"]
-    # a new neuron's output weights are zero, so the function stays the old one; its first
-    # layer is random, not zero, or its activation and every gradient through it would be 0
+    # new neurons: output weights 0 keep the function; l0 random, as zero l0 and l1w get no gradient
     if not new.layers:
         out["l1w"][:] = 0.0
         out["l1w"][:, cols] = src["l1w"][outb, :n]
