@@ -287,6 +287,8 @@ class Training:
             run.net = net.copy(run.net.dtype)
         directory.mkdir(parents=True, exist_ok=True)
         info = asdict(config)
+        if info["init"] is None:  # from random weights: no "init" key
+            del info["init"]
         info["positions"] = len(dataset)
         (directory / RUN_FILE).write_text(json.dumps(info, indent=1) + "\n")
         run.save()
@@ -528,9 +530,10 @@ class Training:
             "settings": {k: v for k, v in asdict(cfg).items()
                          if k not in ("data", "output", "command", "init")},
             "command": cfg.command,
-            "init": cfg.init,
             "resumed": self.resumed,
         }
+        if cfg.init:
+            meta["init"] = cfg.init  # the net the run started from
         write_meta(path, arch, meta)
         return path
 

@@ -13,9 +13,12 @@ from tuner.cli import main as wasp_tune
 from tuner.nnue import data as D
 from tuner.nnue.grow import start_from
 from tuner.nnue.train import Config, Training, epoch_order, read_config, read_history, split
+from wasp.board import Position
 from wasp.nnue import arch as A
 from wasp.nnue import netfile
+from wasp.nnue.accumulator import nn_array
 from wasp.nnue.arch import Arch
+from wasp.nnue.network import output
 
 
 def _config(tmp_path, data=(), **kw):
@@ -130,6 +133,8 @@ def test_cli_trains_a_net_from_text(tmp_path, capsys):
     assert out.stat().st_size == netfile.file_size(16)
     meta = json.loads((tmp_path / "nets" / "a.nnue.json").read_text())
     assert meta["command"].startswith("wasp-tune nnue train ")
+    run_json = json.loads((tmp_path / "nets" / "a.nnue.run" / "run.json").read_text())
+    assert "init" not in meta and "init" not in run_json  # from random weights: no record
     assert meta["data"] == [{"path": str(data), "positions": 60}]
     assert (tmp_path / "nets" / "a.nnue.run" / "history.csv").exists()
     for epoch in (1, 2):
@@ -437,9 +442,12 @@ def test_a_run_from_init_exports_the_old_nets_evaluations_before_any_step_and_re
     old, net = _grown(tmp_path, arch_json(1, hidden=16), cfg)
     run = Training.create(tmp_path / "run", cfg, net=net)
     path = run.export()
+    engine_old, engine_new = nn_array(netfile.read_net(old)), nn_array(netfile.read_net(path))
     for fen in random_fens(30, 5):
-        assert abs(numpy_forward_arch(path.read_bytes(), new_arch, fen) -
-                   numpy_forward_arch(old.read_bytes(), arch_json(1, hidden=16), fen)) <= 1
+        expected = numpy_forward_arch(old.read_bytes(), arch_json(1, hidden=16), fen)
+        assert abs(numpy_forward_arch(path.read_bytes(), new_arch, fen) - expected) <= 1
+        S = Position(fen).S
+        assert abs(output(engine_new, S) - output(engine_old, S)) <= 1, fen
     record = {"path": str(old), "sha256": hashlib.sha256(old.read_bytes()).hexdigest(),
               "architecture": "(768 -> 16)x2 -> 1, SCReLU"}
     assert json.loads((run.dir / "run.json").read_text())["init"] == record
@@ -469,8 +477,10 @@ def test_cli_init_grows_a_net_resumes_and_refuses_what_cannot_be_mapped(tmp_path
     old, new = tmp_path / "a.nnue", tmp_path / "b.nnue"
     assert wasp_tune(["nnue", "train", str(text), "-o", str(old), "-hidden", "16",
                       *common]) == 0
-    assert wasp_tune(["nnue", "train", str(text), "-o", str(new), "-init", str(old), "-hidden",
-                      "32", "-output-buckets", "8", *common]) == 0
+    spec = tmp_path / "arch.json"  # an -arch run grows from it as a run of the flags
+    spec.write_text(json.dumps({"arch": arch_json(2, hidden=32, k=8)}))
+    assert wasp_tune(["nnue", "train", str(text), "-o", str(new), "-init", str(old), "-arch",
+                      str(spec), *common]) == 0
     meta = json.loads(A.meta_path(new).read_text())
     assert meta["init"]["sha256"] == hashlib.sha256(old.read_bytes()).hexdigest()
     assert "-init" in meta["command"]
