@@ -7,9 +7,9 @@ NN_HEADER the weights in the file's order (`l0w` [768][N], `l0b` [N], `l1w` [2N]
 32-slot aligned, the accumulators: for the position after `ply` moves of the history
 (S.st[ST_PLY]) White's N values then Black's, each `l0b` plus the `l0w` rows of its pieces'
 features (`wasp.nnue.inputs`). KIND_GENERAL, every other `wasp.nnue.arch.Arch`: a longer
-header (the fields, the regions' int64 offsets, the king-bucket table) and regions for the
-weights (int16, and float32 seen through views), the accumulator stack, the finny table and the
-output layers' scratch (`general_layout`).
+header (the fields, the regions' int64 offsets, the king-bucket table, the output bucket of
+each piece count) and regions for the weights (int16, and float32 seen through views), the
+accumulator stack, the finny table and the output layers' scratch (`general_layout`).
 
 `acc_make` runs after `make_move` and writes the child's accumulators from the parent's with
 the move's few rows added and subtracted (KIND_GENERAL: records the move, and `acc_update`
@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from wasp.bitboards import U64, lsb
-from wasp.nnue.arch import QuantisedNet
+from wasp.nnue.arch import QuantisedNet, output_bucket
 from wasp.nnue.inputs import FEATURES, FLIP, PIECE_TYPES, bucket_table, feature, mirror
 from wasp.nnue.netfile import Net
 from wasp.types import (
@@ -75,9 +75,11 @@ NN_OFFSETS = 16
 OFF_L0W, OFF_L0B, OFF_L1W, OFF_L1B, OFF_L2W, OFF_L2B, OFF_L3W, OFF_L3B = range(8)
 OFF_ACC, OFF_FINNY, OFF_SCRATCH, OFF_FINNY_STRIDE, OFF_PLIES = range(8, 13)
 N_OFFSETS = 13
-# ... and the bucket of each king square (as its own side sees the board).
+# ... the bucket of each king square (as its own side sees the board) ...
 NN_TABLE = 96
-GENERAL_HEADER = 160
+# ... and the output bucket of each count of pieces on the board (0 to 64).
+NN_OUTPUT_TABLE = 160
+GENERAL_HEADER = 256
 FINNY_BOARDS = 64  # slots of a finny entry before its accumulator: 12 uint64 bitboards
 SCRATCH = 256  # slots of example 4's scratch: 16 int64, 16 and 32 float64
 # KIND_GENERAL's record of each ply: is each perspective's accumulator computed, must it be
@@ -191,6 +193,7 @@ def _general_nn(net: QuantisedNet) -> np.ndarray:
                               "finny", "scratch", "finny_stride", "plies")):
         offsets_[i] = at[name]
     NN[NN_TABLE:NN_TABLE + 64] = bucket_table(a.layout)
+    NN[NN_OUTPUT_TABLE:NN_OUTPUT_TABLE + 65] = [output_bucket.py_func(c, k) for c in range(65)]
 
     def put(name, values, dtype=np.int16):
         values = np.ascontiguousarray(values, dtype=dtype).ravel()

@@ -13,7 +13,10 @@ float64 (docs/nnue.md says how it rounds).
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from wasp.bitboards import popcount
 from wasp.nnue.accumulator import (
@@ -27,6 +30,7 @@ from wasp.nnue.accumulator import (
     NN_L1B,
     NN_L2,
     NN_LAYERS,
+    NN_OUTPUT_TABLE,
     NN_OUTPUTS,
     NN_QA,
     NN_QB,
@@ -47,7 +51,6 @@ from wasp.nnue.accumulator import (
     acc_update,
     nn_offsets,
 )
-from wasp.nnue.arch import output_bucket
 from wasp.nnue.inputs import FEATURES
 from wasp.nnue.netfile import QA, QB, SCALE
 from wasp.types import OCC_ALL, ST_PLY, ST_SIDE
@@ -71,12 +74,79 @@ def _screlu_dot(NN, acc, weights, n):
     return total
 
 
+LANES = 16  # int16 values a vector of _madd_dot (256 bits)
+MADD_STEP = 2 * LANES  # values a step of _madd_dot: two vectors, two sums
+
+
+@intrinsic
+def _madd_dot(typingctx, NN, acc, weights, m, qa, crelu):
+    """sum int16(x * w) * (1 if crelu else x) over i < m (a multiple of MADD_STEP), x =
+    clamp(NN[acc + i], 0, qa), w = NN[weights + i], summed in int32 lanes: each product
+    pair of `pmaddwd` (16 int16 values a step where the loop vectoriser, its lanes set by
+    the int32 sum, takes 8), the generic vector code of the same arithmetic where the CPU
+    has no AVX2. Exact when every clamp(x, 0, qa) * w fits in int16 and the sum of the terms'
+    magnitudes in int32 (`NN_CHUNK`'s terms): integer sums in any order are then the same."""
+    sig = types.int64(NN, types.int64, types.int64, types.int64, types.int64, types.boolean)
+
+    def codegen(context, builder, signature, args):
+        avx2 = "+avx2" in getattr(context.codegen(), "_tm_features", "").split(",")
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        _, acc_, weights_, m_, qa_, crelu_ = args
+        i16, i32 = ir.IntType(16), ir.IntType(32)
+        v16, v8 = ir.VectorType(i16, LANES), ir.VectorType(i32, LANES // 2)
+        top = builder.insert_element(ir.Constant(v16, ir.Undefined), builder.trunc(qa_, i16),
+                                     i32(0))
+        top = builder.shuffle_vector(top, ir.Constant(v16, ir.Undefined),
+                                     ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
+        zero, ones = ir.Constant(v16, [0] * LANES), ir.Constant(v16, [1] * LANES)
+        pmadd = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8, [v16, v16]),
+                                               "llvm.x86.avx2.pmadd.wd")
+
+        def madd(p, y):  # the sums of adjacent products, int32
+            if avx2:
+                return builder.call(pmadd, [p, y])
+
+            def half(u, start):
+                idx = ir.Constant(v8, list(range(start, LANES, 2)))
+                return builder.sext(builder.shuffle_vector(u, u, idx), v8)
+            return builder.add(builder.mul(half(p, 0), half(y, 0)),
+                               builder.mul(half(p, 1), half(y, 1)))
+
+        sums = [cgutils.alloca_once_value(builder, ir.Constant(v8, [0] * (LANES // 2)))
+                for _ in range(MADD_STEP // LANES)]
+        steps = builder.sdiv(m_, ir.Constant(m_.type, MADD_STEP))
+        with cgutils.for_range(builder, steps) as loop:
+            base = builder.mul(loop.index, ir.Constant(loop.index.type, MADD_STEP))
+            for k, total in enumerate(sums):
+                i = builder.add(base, ir.Constant(base.type, k * LANES))
+                a = builder.load(builder.bitcast(
+                    builder.gep(ary.data, [builder.add(acc_, i)]), v16.as_pointer()), align=2)
+                w = builder.load(builder.bitcast(
+                    builder.gep(ary.data, [builder.add(weights_, i)]), v16.as_pointer()),
+                    align=2)
+                x = builder.select(builder.icmp_signed("<", a, zero), zero, a)
+                x = builder.select(builder.icmp_signed(">", x, top), top, x)
+                y = builder.select(crelu_, ones, x)
+                builder.store(builder.add(builder.load(total), madd(builder.mul(x, w), y)),
+                              total)
+        vec = builder.load(sums[0])
+        for total in sums[1:]:
+            vec = builder.add(vec, builder.load(total))
+        s = i32(0)
+        for k in range(LANES // 2):
+            s = builder.add(s, builder.extract_element(vec, i32(k)))
+        return builder.sext(s, ir.IntType(64))
+
+    return sig, codegen
+
+
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _activated_dot(NN, acc, weights, n, qa, crelu, chunk):
     """sum act(NN[acc + i]) * NN[weights + i], act clamp(x, 0, qa) (CReLU) or its square
     (SCReLU), exactly. With `chunk` (NN_CHUNK) each clamp(x, 0, qa) * w fits in int16 and
-    `chunk` terms in an int32 sum: int16 and int32 lanes (numba widens integer arithmetic to
-    int64 unless each step is cast back); else int64 products."""
+    `chunk` terms in an int32 sum: `_madd_dot`, and int16 and int32 lanes for the last few
+    terms (numba widens integer arithmetic to int64 unless each step is cast back); else
+    int64 products."""
     total = np.int64(0)
     if chunk == 0:
         a, w = NN[acc:acc + n], NN[weights:weights + n]
@@ -87,14 +157,15 @@ def _activated_dot(NN, acc, weights, n, qa, crelu, chunk):
     top = np.int16(qa)
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
+        wide = m - m % MADD_STEP
+        s = np.int32(_madd_dot(NN, acc + start, weights + start, wide, qa, crelu))
         a, w = NN[acc + start:acc + start + m], NN[weights + start:weights + start + m]
-        s = np.int32(0)
         if crelu:
-            for i in range(m):
+            for i in range(wide, m):
                 x = np.int16(min(max(a[i], np.int16(0)), top))
                 s = np.int32(s + np.int32(np.int16(x * w[i])))
         else:
-            for i in range(m):
+            for i in range(wide, m):
                 x = np.int16(min(max(a[i], np.int16(0)), top))
                 s = np.int32(s + np.int32(np.int32(np.int16(x * w[i])) * np.int32(x)))
         total += s
@@ -127,12 +198,21 @@ def forward_simple(NN, ply, stm):
     return tdiv((tdiv(total, QA) + np.int64(NN[NN_L1B])) * SCALE, QA * QB)
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _scaled(total, l1b, qa, qb, scale, crelu):
+    """Centipawns from the output layer's sum: ((total (/ qa with SCReLU)) + l1b) * scale /
+    (qa * qb), truncating."""
+    if not crelu:
+        total = tdiv(total, qa)
+    return tdiv((total + l1b) * scale, qa * qb)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _forward_general(NN, ply, stm, pieces):
     """forward of a KIND_GENERAL NN, `pieces` on the board choosing the output bucket."""
     n = np.int64(NN[NN_HIDDEN])
     off = nn_offsets(NN)
-    bucket = output_bucket(pieces, np.int64(NN[NN_OUTPUTS]))
+    bucket = np.int64(NN[NN_OUTPUT_TABLE + pieces])
     acc = off[OFF_ACC] + ply * 2 * n
     us = acc + stm * n
     them = acc + (1 - stm) * n
@@ -144,9 +224,10 @@ def _forward_general(NN, ply, stm, pieces):
     w = off[OFF_L1W] + bucket * 2 * n
     total = _activated_dot(NN, us, w, n, qa, crelu, chunk) + \
         _activated_dot(NN, them, w + n, n, qa, crelu, chunk)
-    if not crelu:
-        total = tdiv(total, qa)
-    return tdiv((total + np.int64(NN[off[OFF_L1B] + bucket])) * scale, qa * qb)
+    l1b = np.int64(NN[off[OFF_L1B] + bucket])
+    if qa == QA and qb == QB and scale == SCALE:  # bullet's: divisions by constants
+        return _scaled(total, l1b, QA, QB, SCALE, crelu)
+    return _scaled(total, l1b, qa, qb, scale, crelu)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

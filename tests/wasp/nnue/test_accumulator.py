@@ -223,3 +223,14 @@ def test_the_bucketed_rows_are_bullets_chess_buckets_mirrored_features():
                                                        piece // 6, piece % 6, sq)
                     assert _row(l0w + 768 * bucket * n, n, perspective, piece, sq ^ mirror) \
                         == l0w + expected * n
+
+
+@pytest.mark.parametrize("k", [1, 3, 8, 32])
+def test_the_output_bucket_table_is_bullets_material_count_of_every_piece_count(k):
+    """The NN's table of output buckets, 0 to 64 pieces on the board, is
+    wasp.nnue.arch.output_bucket's (bullet's MaterialCount<K>, pinned in test_arch)."""
+    from wasp.nnue.accumulator import NN_OUTPUT_TABLE
+
+    NN = nn_array(_bucketed_net(EXAMPLE_LAYOUT, hidden=16, k=k))
+    assert [int(b) for b in NN[NN_OUTPUT_TABLE:NN_OUTPUT_TABLE + 65]] == \
+        [A.output_bucket(pieces, k) for pieces in range(65)]

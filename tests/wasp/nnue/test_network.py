@@ -356,3 +356,67 @@ def test_the_output_layer_sums_are_exact_whatever_the_weights(tmp_path, activati
     assert chunk == expected_chunk
     for fen in random_fens(20, 5):
         assert output(NN, Position(fen).S) == numpy_forward_arch(data, arch, fen), fen
+
+
+@pytest.mark.parametrize("activation", ["screlu", "crelu"])
+def test_the_output_layer_sums_the_neurons_beyond_the_last_whole_vector_step(tmp_path,
+                                                                             activation):
+    """N = 56: the vector sums take 32 neurons a perspective, the scalar loop the other 24."""
+    from wasp.nnue import netfile
+    from wasp.nnue.accumulator import NN_CHUNK
+
+    arch = arch_json(3, hidden=56, k=8, activation=activation)
+    path = tmp_path / "net.nnue"
+    random_net(path, arch, seed=90)
+    NN = nn_array(netfile.read_net(path))
+    assert int(NN[NN_CHUNK]) == 56
+    data = path.read_bytes()
+    for fen in random_fens(30, 91):
+        assert output(NN, Position(fen).S) == numpy_forward_arch(data, arch, fen), fen
+
+
+MADD_SCRIPT = """
+import sys
+import numpy as np
+from numba import njit
+from wasp.nnue.network import _madd_dot
+
+@njit
+def dot(NN, acc, weights, m, qa, crelu):
+    return _madd_dot(NN, acc, weights, m, qa, crelu)
+
+rng = np.random.default_rng(7)
+NN = np.concatenate([rng.integers(-400, 400, 256), rng.integers(-128, 128, 256)]).astype(np.int16)
+for crelu in (False, True):
+    for m in (0, 32, 64, 224):
+        print(dot(NN, 16, 256, m, 255, crelu))
+"""
+
+
+def test_the_output_layers_vector_sums_are_the_same_with_and_without_avx2(tmp_path):
+    """`_madd_dot` (pmaddwd with AVX2, generic vector code without) gives the exact sums of
+    int16(x * w) * x (SCReLU) and int16(x * w) (CReLU), x = clamp(a, 0, 255)."""
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.integers(-400, 400, 256), rng.integers(-128, 128, 256)])
+    expected = []
+    for crelu in (False, True):
+        for m in (0, 32, 64, 224):
+            x = np.clip(values[16:16 + m], 0, 255)
+            p = (x * values[256:256 + m]).astype(np.int16).astype(np.int64)
+            expected.append(int(np.sum(p if crelu else p * x)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    for cpu in (None, "generic"):  # this CPU's features, then none (no AVX2)
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / f"cache-{cpu}"),
+               "PYTHONPATH": root}
+        env.pop("NUMBA_CPU_NAME", None)
+        env.pop("NUMBA_CPU_FEATURES", None)
+        if cpu:
+            env["NUMBA_CPU_NAME"] = cpu
+        out = subprocess.run([sys.executable, "-c", MADD_SCRIPT], env=env, check=True,
+                             capture_output=True, text=True).stdout.split()
+        assert [int(v) for v in out] == expected, cpu
