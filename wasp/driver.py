@@ -20,6 +20,7 @@ from wasp.movepick import (
     SD_COUNTER,
     SD_CURRMOVE,
     SD_CURRMOVENUM,
+    SD_EXCLUDED,
     SD_FLAGS,
     SD_HISTORY,
     SD_KILLERS,
@@ -199,6 +200,7 @@ class Searcher:
         SD[SD_TT_PROBES] = 0
         SD[SD_NODE_LIMIT] = limits.nodes or 0
         SD[SD_NO_NULL:SD_NO_NULL + MAX_PLY] = 0
+        SD[SD_EXCLUDED:SD_EXCLUDED + MAX_PLY] = 0
         SD[SD_KILLERS:SD_COUNTER] = 0
         SD[SD_HISTORY:SD_HISTORY + 768] //= 4
         self.age = (self.age + 1) & 0x3F

@@ -85,6 +85,7 @@ SD_ROOT_SCORE = _SD.add(MAX_MOVES)  # last score of each root move
 SD_NO_NULL = _SD.add(MAX_PLY)  # [ply] 1 = null move off (verification search)
 SD_STACK_MOVE = _SD.add(MAX_PLY)  # [ply] piece * 64 + to of the move searched at ply, -1: null
 SD_STACK_EVAL = _SD.add(MAX_PLY)  # [ply] the static evaluation at ply (-INF: in check)
+SD_EXCLUDED = _SD.add(MAX_PLY)  # [ply] the move a singular search at ply leaves out (0: none)
 SD_SIZE = _SD.size
 
 # The ordering score bands and the history limit are search parameters (OrderHash, ...,

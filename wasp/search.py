@@ -1,7 +1,8 @@
 """The Wasp 1.02 search kernels: alpha-beta with PVS, quiescence, a transposition table and
 Wasp's selectivity (razoring, early stand-pat, null move, late-move pruning, LMR), plus Mizar's
 countermove, and the later techniques on trial (off by default until an SPRT accepts them):
-history-driven LMR and pruning, continuation history, the improving flag, correction history.
+history-driven LMR and pruning, continuation history, the improving flag, correction history,
+singular extensions.
 Kernels only (numba, nogil): iterative deepening, aspiration windows, MultiPV and the clock
 are the engine layer's (`wasp.driver`), which calls `root_search` once per iteration.
 
@@ -39,6 +40,7 @@ from wasp.movepick import (
     SD_CORR_HIST,
     SD_CURRMOVE,
     SD_CURRMOVENUM,
+    SD_EXCLUDED,
     SD_FLAGS,
     SD_INFO,
     SD_NO_NULL,
@@ -102,6 +104,7 @@ from wasp.searchparams import (
     F_PVS,
     F_QS_SEE,
     F_RAZORING,
+    F_SINGULAR,
     F_STAND_PAT,
     F_TT_CUTOFF,
     P_CAPTURE_EXT,
@@ -140,6 +143,9 @@ from wasp.searchparams import (
     P_PV_EXT,
     P_RAZOR_MARGIN_1,
     P_RAZOR_MARGIN_2,
+    P_SINGULAR_DEPTH,
+    P_SINGULAR_EXT,
+    P_SINGULAR_MARGIN,
     P_STAND_PAT_DEPTH,
     P_STAND_PAT_HUNG,
     P_STAND_PAT_MARGIN,
@@ -513,16 +519,20 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
         if alpha >= beta:
             return alpha
 
-    # Step 4. Transposition table lookup; cutoff at non-PV nodes.
+    # Step 4. Transposition table lookup; cutoff at non-PV nodes. A singular search
+    # (Step 11a: `excluded` is the move it leaves out) takes no cutoff: the entry is the
+    # value of the position with every move.
     d_plies = depth // ONE_PLY
     key = current_key(S)
     hash_move = 0
+    excluded = SD[SD_EXCLUDED + ply]
     SD[SD_TT_PROBES] += 1
     data = tt_probe(TT, key)
     if data != -1:
         SD[SD_TT_HITS] += 1
         hash_move = data_move(data)
-        if SD[SD_FLAGS + F_TT_CUTOFF] != 0 and not pv_node and data_depth(data) >= d_plies:
+        if (SD[SD_FLAGS + F_TT_CUTOFF] != 0 and not pv_node and data_depth(data) >= d_plies
+                and excluded == 0):
             s = _from_tt(data_score(data), ply)
             b = data_bound(data)
             if b == BOUND_EXACT or (b == BOUND_LOWER and s >= beta) or (
@@ -557,8 +567,10 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
 
     # Step 6. Razoring at expected ALL nodes: far below alpha near the horizon, and the
     # captures confirm it, so the node fails low.
+    # Steps 6 to 9 are skipped in a singular search: its result is only a test of the
+    # other moves, and the parent prunes or searches this position itself.
     if (SD[SD_FLAGS + F_RAZORING] != 0 and node == NODE_ALL and not checked and d_plies <= 2
-            and alpha > -MATE_BOUND):
+            and alpha > -MATE_BOUND and excluded == 0):
         margin = SD[SD_PARAMS + (P_RAZOR_MARGIN_1 if d_plies <= 1 else P_RAZOR_MARGIN_2)]
         if use_improving and improving:
             margin += SD[SD_PARAMS + P_IMPROVING_RAZOR]
@@ -572,7 +584,7 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
     # static score misses, the node fails high.
     if (SD[SD_FLAGS + F_STAND_PAT] != 0 and node == NODE_CUT and not checked
             and d_plies <= SD[SD_PARAMS + P_STAND_PAT_DEPTH]
-            and threat == 0 and pawn_ending == 0 and beta < MATE_BOUND):
+            and threat == 0 and pawn_ending == 0 and beta < MATE_BOUND and excluded == 0):
         margin = max(hung * SD[SD_PARAMS + P_STAND_PAT_HUNG] // 100,
                      SD[SD_PARAMS + P_STAND_PAT_MARGIN] * d_plies)
         if use_improving and improving:
@@ -584,7 +596,7 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
     # at depth >= 5 (zugzwang insurance; pawn endings are skipped altogether).
     if (SD[SD_FLAGS + F_NULL_MOVE] != 0 and node == NODE_CUT and not checked
             and d_plies >= SD[SD_PARAMS + P_NULL_DEPTH]
-            and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0
+            and ev >= beta and pawn_ending == 0 and SD[SD_NO_NULL + ply] == 0 and excluded == 0
             and beta < MATE_BOUND and S.st[UNDO + (S.st[ST_PLY] - 1) * N_UNDO + UNDO_MOVE] != 0):
         SD[SD_STACK_MOVE + ply] = -1
         _make_null(T, S, NN)
@@ -611,16 +623,40 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
                 return v
 
     # Step 9. Internal iterative deepening when there is no hash move (R=3 PV, R=4 others).
-    if SD[SD_FLAGS + F_IID] != 0 and hash_move == 0:
-        r = SD[SD_PARAMS + (P_IID_R_PV if pv_node else P_IID_R)]
-        if d_plies > r:
-            _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth - r * ONE_PLY, ply, node,
+    # With one, the same call is Step 11a's singular search (SingularExt): the hash move was
+    # a lower bound of a search not much shallower; if no other move reaches a margin below
+    # its score in a null-window search to half the depth, it is singular and is extended.
+    # The singular search runs before the move list is made: it writes this ply's.
+    pre_alpha = pre_beta = pre_depth = 0
+    pre_node = node
+    singular = False
+    if excluded == 0:
+        if SD[SD_FLAGS + F_IID] != 0 and hash_move == 0:
+            r = SD[SD_PARAMS + (P_IID_R_PV if pv_node else P_IID_R)]
+            if d_plies > r:
+                pre_alpha, pre_beta, pre_depth = alpha, beta, depth - r * ONE_PLY
+        elif (SD[SD_FLAGS + F_SINGULAR] != 0 and hash_move != 0
+              and d_plies >= SD[SD_PARAMS + P_SINGULAR_DEPTH]
+              and data_bound(data) != BOUND_UPPER and data_depth(data) >= d_plies - 3):
+            tt_score = _from_tt(data_score(data), ply)
+            if abs(tt_score) < MATE_BOUND:
+                pre_beta = max(tt_score - SD[SD_PARAMS + P_SINGULAR_MARGIN] * depth // ONE_PLY,
+                               -MATE_BOUND + 1)
+                pre_alpha, pre_depth = pre_beta - 1, (depth - ONE_PLY) // 2
+                pre_node = np.int64(NODE_CUT) if node == NODE_CUT else np.int64(NODE_ALL)
+                SD[SD_EXCLUDED + ply] = hash_move
+    if pre_depth > 0:
+        v = _search(T, S, W, E, NN, TT, SD, MB, pre_alpha, pre_beta, pre_depth, ply, pre_node,
                     np.int64(1) if checked else np.int64(0))
-            if SD[SD_STOP] != 0:
-                return 0
+        SD[SD_EXCLUDED + ply] = 0
+        if SD[SD_STOP] != 0:
+            return 0
+        if hash_move == 0:
             data = tt_probe(TT, key)
             if data != -1:
                 hash_move = data_move(data)
+        else:
+            singular = v < pre_beta
 
     # Step 10. Generate and order the moves.
     moves = MB[ply]
@@ -648,6 +684,8 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
         r1, r2 = cont_rows(SD, ply)
     for i in range(n):
         m = pick_next(SD, moves, n, i, ply)
+        if m == excluded:
+            continue
         capture = captured_type(S, m) >= 0
         promo = (m >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK
         quiet = not capture and promo == 0
@@ -670,6 +708,10 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
               and S.st[MAILBOX + (m & MOVE_FROM_MASK)] == 6 * us + PAWN
               and ((to >> 3) == 6 if us == WHITE else (to >> 3) == 1)):
             ext = SD[SD_PARAMS + P_PAWN7_EXT]
+        # Step 11a. Singular extension (SingularExt): the hash move, when the singular
+        # search of Step 9 found no other move near its score.
+        if singular and m == hash_move:
+            ext = max(ext, SD[SD_PARAMS + P_SINGULAR_EXT])
         if SD[SD_FLAGS + F_FRACTIONAL_EXT] != 0 and ply < SD[SD_PARAMS + P_FRACTIONAL_PLIES]:
             ext = _fractional(SD, ext, capture, pv_node)
         new_depth = depth - ONE_PLY + ext
@@ -775,17 +817,23 @@ def _search(T, S, W, E, NN, TT, SD, MB, alpha, beta, depth, ply, node, known_che
                         update_quiet_stats(S, SD, ply, m, d_plies)
                         for j in range(i):
                             mj = moves[j]
-                            if captured_type(S, mj) < 0 and (
+                            if mj != excluded and captured_type(S, mj) < 0 and (
                                     (mj >> MOVE_PROMO_SHIFT) & MOVE_PROMO_MASK) == 0:
                                 penalise_quiet(S, SD, ply, mj, d_plies)
                     break
                 alpha = score
 
-    # Step 16. Every move pruned: the static score stands.
+    # Step 16. Every move pruned: the static score stands. A singular search whose only
+    # move was the one left out fails low: that move is singular.
     if searched == 0:
+        if excluded != 0:
+            return alpha
         return ev if ev < alpha else alpha
 
-    # Step 17. Store in the transposition table (the evaluation as it came, uncorrected).
+    # Step 17. Store in the transposition table (the evaluation as it came, uncorrected);
+    # not a singular search's score, which leaves a move out (nor does Step 17a learn it).
+    if excluded != 0:
+        return best
     if best >= beta:
         bound = BOUND_LOWER
     elif best > orig_alpha:

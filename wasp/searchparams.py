@@ -53,6 +53,7 @@ F_HIST_LMR = _later("HistoryLMR", False)  # history-driven LMR, history pruning 
 F_CONT_HIST = _later("ContHistory", False)  # continuation history (1- and 2-ply follow-ups)
 F_IMPROVING = _later("Improving", False)  # margins and reductions by the improving flag
 F_CORR_HIST = _later("CorrHistory", False)  # pawn-structure correction of the static evaluation
+F_SINGULAR = _later("SingularExt", False)  # singular extension of the hash move
 TECHNIQUES = tuple(_SWITCHES.entries)
 N_TECHNIQUES = _SWITCHES.size
 LATER_TECHNIQUES = tuple(_LATER)  # after Wasp 1.02: all off, the search is Wasp's
@@ -184,6 +185,12 @@ P_CORR_HIST_WEIGHT = _param("CorrHistWeight", 100, 1, 400,
                             "correction history: % of the learnt correction applied")
 P_CORR_HIST_MAX = _param("CorrHistMax", 48, 4, 400,
                          "correction history: a correction is at most this (cp)")
+P_SINGULAR_DEPTH = _param("SingularDepth", 6, 3, 20,
+                          "singular extension from this depth (plies)")
+P_SINGULAR_MARGIN = _param("SingularMargin", 2, 0, 32,
+                           "singular search: this much below the hash score per ply of depth (cp)")
+P_SINGULAR_EXT = _param("SingularExtension", 8, 0, 10,
+                        "extension of a singular hash move (eighths of a ply)")
 PARAMS = tuple(_TABLE.entries)
 N_SEARCH_PARAMS = _TABLE.size
 # Techniques after Wasp 1.02 on trial: 0 (the minimum) switches them off, and off is the
@@ -202,6 +209,8 @@ ENABLES = {
     **{name: (("Improving", "true"),) for name in (
         "ImprovingRazor", "ImprovingStandPat", "ImprovingFutility", "ImprovingLmr")},
     **{name: (("CorrHistory", "true"),) for name in ("CorrHistWeight", "CorrHistMax")},
+    **{name: (("SingularExt", "true"),) for name in (
+        "SingularDepth", "SingularMargin", "SingularExtension")},
 }
 BY_NAME = {p.name.lower(): p for p in PARAMS}
 INDEX = {p.name: i for i, p in enumerate(PARAMS)}

@@ -18,13 +18,13 @@ def test_blocks_follow_one_another_in_declaration_order():
 
 def test_technique_switches_index_their_names():
     T = searchparams.TECHNIQUES
-    assert len(T) == searchparams.N_TECHNIQUES == 23
+    assert len(T) == searchparams.N_TECHNIQUES == 24
     assert (T[searchparams.F_ASPIRATION], T[searchparams.F_NULL_MOVE],
             T[searchparams.F_QS_SEE], T[searchparams.F_MATE_DISTANCE]) == (
         "Aspiration", "NullMove", "QSearchSEE", "MateDistance")
     assert (T[searchparams.F_HIST_LMR], T[searchparams.F_CONT_HIST], T[searchparams.F_IMPROVING],
-            T[searchparams.F_CORR_HIST]) == (
-        "HistoryLMR", "ContHistory", "Improving", "CorrHistory")
+            T[searchparams.F_CORR_HIST], T[searchparams.F_SINGULAR]) == (
+        "HistoryLMR", "ContHistory", "Improving", "CorrHistory", "SingularExt")
 
 
 def test_search_parameter_constants_index_their_rows():

@@ -166,13 +166,16 @@ def _bench_nodes(depth, settings=()):
 def test_later_techniques_switched_off_give_wasp_search_node_counts():
     """Every technique after Wasp 1.02 switched off: the bench counts at depth 5 of the search
     before them (with the default net and with the hand-written evaluation); each one
-    switched on alone searches another tree."""
+    switched on alone searches another tree (SingularExt from the lowest depth it allows:
+    its default, 6 plies, is deeper than these searches' nodes)."""
     off = [(name, "false") for name in LATER_TECHNIQUES]
     assert _bench_nodes(5, off) == 121_822
     assert _bench_nodes(5, [*off, ("EvalFile", "")]) == 137_048
+    reach = {"SingularExt": [("SingularDepth", "3")]}
     for name in LATER_TECHNIQUES:
         on = [(n, "true" if n == name else "false") for n in LATER_TECHNIQUES]
-        assert _bench_nodes(5, on) != 121_822, name
+        assert _bench_nodes(5, on + reach.get(name, [])) != 121_822, name
+    assert _bench_nodes(5, off + reach["SingularExt"]) == 121_822
 
 
 def _bench_lines(**kwargs):
@@ -260,3 +263,74 @@ def test_scaled_reductions_search_fewer_nodes_and_keep_finding_mates():
         s.clear()
         r = s.search(Position(fen), Limits(depth=2 * n + 3))
         assert r.best == move and _mate_moves(r.score) == n, (fen, r.best, r.score)
+
+
+def _singular_searcher(depth=3):
+    """A searcher with singular extensions on from `depth` plies, so that they occur often."""
+    s = Searcher(8)
+    s.set_technique("SingularExt", True)
+    s.set_search_param("SingularDepth", depth)
+    return s
+
+
+@pytest.mark.parametrize("fen, n, move", MATES)
+def test_singular_extensions_keep_finding_the_mates(fen, n, move):
+    s = _singular_searcher()
+    r = s.search(Position(fen), Limits(depth=2 * n + 3))
+    assert r.score >= MATE_BOUND and _mate_moves(r.score) == n
+    assert r.best == move
+
+
+def test_singular_extensions_extend_the_tree_and_play_legal_lines():
+    """On, the same depth searches more nodes (the extended hash moves) and every PV is a
+    legal line; off, the searcher's node count is the plain search's."""
+    fen = "3rr1k1/pp3pp1/1qn2np1/8/3p4/PP1R1P2/2P1NQPP/R1B3K1 b - - 0 20"
+    plain = Searcher(8).search(Position(fen), Limits(depth=8))
+    off = _singular_searcher()
+    off.set_technique("SingularExt", False)
+    assert off.search(Position(fen), Limits(depth=8)).nodes == plain.nodes
+    on = _singular_searcher()
+    lines = []
+    r = on.search(Position(fen), Limits(depth=8), on_info=lines.append)
+    assert r.nodes > plain.nodes
+    for line in lines:
+        board = chess.Board(fen)
+        for m in line.pv:
+            board.push_uci(m)  # raises on an illegal move
+
+
+def test_a_singular_search_leaves_its_move_out_and_stores_nothing():
+    """A search of a position with its best move excluded (SD_EXCLUDED at its ply), as the
+    singular search runs: its best move is another legal one, and the position's TT entry,
+    stored by the search with every move, is left as it was."""
+    import numpy as np
+
+    from wasp.driver import INF, ONE_PLY
+    from wasp.movepick import SD_EXCLUDED, SD_NODE_LIMIT, SD_PV, SD_STOP
+    from wasp.position import copy_state
+    from wasp.search import NODE_PV, _search
+    from wasp.tt import tt_probe
+    from wasp.types import MAX_PLY
+
+    s = Searcher(8)
+    W, NN = s.evaluation()  # a Searcher evaluates by hand until a net is loaded
+    pos = Position("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    pos.push_uci("e5f7")  # the search's stacks read the move before its first ply
+    ply = 1
+    s.SD[SD_STOP] = s.SD[SD_NODE_LIMIT] = 0
+
+    def search(excluded):
+        s.SD[SD_EXCLUDED + ply] = excluded
+        v = _search(s.T, copy_state(pos.S), W, s.E, NN, s.TT, s.SD, s.MB, np.int64(-INF),
+                    np.int64(INF), np.int64(5 * ONE_PLY), np.int64(ply), np.int64(NODE_PV),
+                    np.int64(-1))
+        s.SD[SD_EXCLUDED + ply] = 0
+        return int(v), int(s.SD[SD_PV + ply * MAX_PLY + ply])
+
+    score, best = search(0)
+    entry = int(tt_probe(s.TT, np.uint64(pos.key)))
+    assert entry != -1 and best != 0
+    v, other = search(best)
+    assert abs(v) < MATE_BOUND and v <= score
+    assert other != best and pos.uci(other) in pos.legal_moves()
+    assert int(tt_probe(s.TT, np.uint64(pos.key))) == entry
