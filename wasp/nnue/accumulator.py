@@ -28,7 +28,7 @@ from numba import njit
 from wasp.bitboards import U64, lsb
 from wasp.nnue.arch import QuantisedNet, output_bucket
 from wasp.nnue.inputs import FEATURES, FLIP, PIECE_TYPES, bucket_table, feature, mirror
-from wasp.nnue.netfile import Net
+from wasp.nnue.netfile import QA, Net
 from wasp.types import (
     CASTLING_ROOK,
     EMPTY,
@@ -68,8 +68,8 @@ NN_CRELU = 6  # 1: CReLU, 0: SCReLU
 NN_LAYERS = 7  # 1: example 4's pairwise product, L1, L2 and output
 NN_QA, NN_QB, NN_SCALE = 8, 9, 10
 NN_L1, NN_L2 = 11, 12  # example 4's layer widths a bucket
-NN_CHUNK = 13  # > 0: the output layer's products fit in int16 and this many of them in an
-#                int32 sum (`wasp.nnue.network`); 0: int64 throughout
+NN_CHUNK = 13  # both kinds: > 0, the output layer's products fit in int16 and this many of
+#                them in an int32 sum (`wasp.nnue.network`); 0: int64 throughout
 # ... the slot of each region, int64 through a view of NN[NN_OFFSETS:NN_OFFSETS + 48] ...
 NN_OFFSETS = 16
 OFF_L0W, OFF_L0B, OFF_L1W, OFF_L1B, OFF_L2W, OFF_L2B, OFF_L3W, OFF_L3B = range(8)
@@ -121,6 +121,7 @@ def nn_array(net) -> np.ndarray:
     NN = np.zeros(size, dtype=np.int16)
     NN[NN_HIDDEN] = hidden
     NN[NN_L1B] = net.l1b
+    NN[NN_CHUNK] = narrow_chunk(net.l1w, hidden, 1, QA, False)
     NN[l0w:l0b] = net.l0w.ravel()
     NN[l0b:l1w] = net.l0b
     NN[l1w:l1w + 2 * hidden] = net.l1w
@@ -158,19 +159,19 @@ INT16_MAX, INT32_MAX = 32767, 2**31 - 1
 MAX_CHUNK = 4096  # beyond any N
 
 
-def narrow_chunk(arch, l1w) -> int:
+def narrow_chunk(l1w, hidden, buckets, qa, crelu) -> int:
     """How many of the output layer's terms an int32 sum holds exactly, when each product
     clamp(x, 0, qa) * w fits in int16 (0 when it does not, or when fewer than 16 terms fit):
     the whole of a perspective's N when qa^2 (SCReLU; qa for CReLU) times the largest sum of
     |w| over one bucket's half of l1w fits in int32, as with any trained net, else as many
     terms as fit at the largest |w|."""
-    w = np.abs(np.asarray(l1w, dtype=np.int64)).reshape(arch.output_buckets, 2, arch.hidden)
-    qa, top = arch.qa, max(1, int(w.max()))
+    w = np.abs(np.asarray(l1w, dtype=np.int64)).reshape(buckets, 2, hidden)
+    top = max(1, int(w.max()))
     if qa * top > INT16_MAX:
         return 0
-    unit = qa * qa if arch.activation == "screlu" else qa
+    unit = qa if crelu else qa * qa
     if unit * int(w.sum(axis=2).max()) <= INT32_MAX:
-        return arch.hidden
+        return hidden
     chunk = min(INT32_MAX // (unit * top), MAX_CHUNK)
     return chunk - chunk % 16 if chunk >= 16 else 0
 
@@ -187,7 +188,8 @@ def _general_nn(net: QuantisedNet) -> np.ndarray:
     if a.layers:
         NN[NN_L1], NN[NN_L2] = a.layers
     else:
-        NN[NN_CHUNK] = narrow_chunk(a, t["l1w"])
+        NN[NN_CHUNK] = narrow_chunk(t["l1w"], a.hidden, a.output_buckets, a.qa,
+                                    a.activation == "crelu")
     offsets_ = NN[NN_OFFSETS:NN_OFFSETS + 4 * N_OFFSETS].view(np.int64)
     for i, name in enumerate(("l0w", "l0b", "l1w", "l1b", "l2w", "l2b", "l3w", "l3b", "acc",
                               "finny", "scratch", "finny_stride", "plies")):

@@ -63,17 +63,6 @@ def tdiv(a, b):
     return q if a >= 0 else -q
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _screlu_dot(NN, acc, weights, n):
-    """sum screlu(NN[acc + i]) * NN[weights + i] (slices: the loop vectorises)."""
-    a, w = NN[acc:acc + n], NN[weights:weights + n]
-    total = np.int64(0)
-    for i in range(n):
-        x = np.int32(min(max(np.int32(a[i]), np.int32(0)), np.int32(QA)))
-        total += np.int64(x * x * np.int32(w[i]))
-    return total
-
-
 LANES = 16  # int16 values a vector of _madd_dot (256 bits)
 MADD_STEP = 2 * LANES  # values a step of _madd_dot: two vectors, two sums
 
@@ -194,7 +183,9 @@ def forward_simple(NN, ply, stm):
     acc = acc_offset(NN, ply)
     us = acc + stm * n
     them = acc + (1 - stm) * n
-    total = _screlu_dot(NN, us, l1w, n) + _screlu_dot(NN, them, l1w + n, n)
+    chunk = np.int64(NN[NN_CHUNK])
+    total = _activated_dot(NN, us, l1w, n, np.int64(QA), False, chunk) + \
+        _activated_dot(NN, them, l1w + n, n, np.int64(QA), False, chunk)
     return tdiv((tdiv(total, QA) + np.int64(NN[NN_L1B])) * SCALE, QA * QB)
 
 
