@@ -204,21 +204,33 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order):
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_rows(acc, w, rows, count):
-    """acc += the rows w[rows[:count]]."""
-    for i in range(count):
+    """acc += the rows w[rows[:count]], four a pass over acc."""
+    i = 0
+    while i < count:
         r = w[rows[i]]
         for k in range(acc.shape[0]):
             acc[k] += r[k]
+        i += 1
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _scatter_rows(g, rows, count, d):
-    """g[rows[i]] += d for the first `count` rows: an accumulator's gradient into the rows of
-    its inputs."""
-    for i in range(count):
+    """g[rows[i]] += d for the first `count` rows, two a pass over d: an accumulator's
+    gradient into the rows of its inputs."""
+    i = 0
+    while i + 2 <= count:
+        r0 = g[rows[i]]
+        r1 = g[rows[i + 1]]
+        for k in range(d.shape[0]):
+            x = d[k]
+            r0[k] += x
+            r1[k] += x
+        i += 2
+    while i < count:
         r = g[rows[i]]
         for k in range(d.shape[0]):
             r[k] += d[k]
+        i += 1
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
