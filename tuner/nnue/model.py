@@ -206,6 +206,14 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order):
 def _add_rows(acc, w, rows, count):
     """acc += the rows w[rows[:count]], four a pass over acc."""
     i = 0
+    while i + 4 <= count:
+        r0 = w[rows[i]]
+        r1 = w[rows[i + 1]]
+        r2 = w[rows[i + 2]]
+        r3 = w[rows[i + 3]]
+        for k in range(acc.shape[0]):
+            acc[k] += (r0[k] + r1[k]) + (r2[k] + r3[k])
+        i += 4
     while i < count:
         r = w[rows[i]]
         for k in range(acc.shape[0]):
