@@ -17,16 +17,17 @@ run repeats bit for bit. A Chess768 first layer small enough to stay in cache (`
 takes one fused pass, a chunk of positions a thread: each position's accumulators built in
 small buffers, used by the later layers, their gradient added at once into the chunk's copy of
 the first layer's gradient. A bigger one (king buckets) takes passes over column blocks of up
-to 128 columns, a block a thread, the batch's perspectives grouped by king bucket so that one
-bucket's block of weights or of gradient (768 rows of 128 columns: 384 KB) stays in cache:
-the accumulators summed into a batch array, the later layers a chunk of positions a thread
-(each accumulator's gradient written over it), the gradient scattered into its rows; the batch
-array, written and read in order, costs less than first-layer rows read from beyond the
-cache. AdamW stays dense, as bullet's (a row that no position of the batch touched still has
-its moments decay and its weight decay): the first layer's is one pass over its rows that
-adds the factoriser's gradient (the buckets' rows of an input), updates l0w and l0f and zeroes
-the gradient for the next batch. The same kernels run in float32 (training) and float64
-(tests).
+to 512 columns, a block a thread, the batch's perspectives grouped by king bucket so that one
+bucket's block of weights or of gradient (768 rows of 512 columns: 1.5 MB) stays in a core's
+L2: the accumulators summed into a batch array kept in that order (written and read in
+sequence), the later layers a chunk of positions a thread (each accumulator's gradient written
+over it), the gradient scattered into its rows; the batch array costs less than first-layer
+rows read from beyond the cache. AdamW stays dense, as bullet's (a row that no position of the
+batch touched still has its moments decay and its weight decay): the first layer's is one
+pass over its rows that adds the factoriser's gradient (the buckets' rows of an input),
+updates l0w and l0f, zeroes the gradient for the next batch and writes the column blocks of
+the weights (l0w + l0f) that the next batch reads. The same kernels run in float32
+(training) and float64 (tests).
 
 Parameters are held in the kernels' layout: l0w [inputs][N] (a row an input), l0f [768][N],
 l0b [N], l1w [K][2N] or [K][16][N], l1b [K] or [K][16], l2w [K][32][16], l2b [K][32],
@@ -48,7 +49,9 @@ from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
 CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
 # the threads
-BLOCK = 128  # the first layer's columns a block (fewer when N is not a multiple)
+BLOCK = 512  # the first layer's columns a block, at most (measured: 512 beats 256 and 128;
+# a king bucket's block of 768 rows, 1.5 MB, still fits a core's L2)
+MIN_BLOCKS = 2  # a block a thread: at least this many blocks when N allows
 FUSED_BYTES = 2 << 20  # a Chess768 first layer this big or smaller: the fused pass
 SCALE = float(A.SCALE)  # centipawns = SCALE * o; the score's sigmoid is of score/SCALE
 WEIGHT_CLIP = 1.98  # bullet's default clip keeps QA * w in i16 and the output in i32
@@ -108,10 +111,11 @@ def decode_kernel(boards, idx, table, mirrored, buckets, feats, counts, outb):
 
 
 @njit(cache=True, nogil=True)
-def bucket_order(feats, counts, rows, order):
-    """order = the perspectives sorted by the `rows`-row bucket of their inputs (stable): a
-    king bucket's weights stay in cache while its perspectives are added up. Chess768 (one
-    bucket): the perspectives in order."""
+def bucket_order(feats, counts, rows, order, slot):
+    """order = the perspectives sorted by the `rows`-row bucket of their inputs (stable), and
+    slot[p] = perspective p's place in it: a king bucket's weights stay in cache while its
+    perspectives are added up, and the batch array of accumulators, kept in that order, is
+    written and read in sequence. Chess768 (one bucket): the perspectives in order."""
     n = counts.shape[0]
     buckets = 1
     for p in range(n):
@@ -124,15 +128,16 @@ def bucket_order(feats, counts, rows, order):
     for p in range(n):
         b = feats[p, 0] // rows
         order[starts[b]] = p
+        slot[p] = starts[b]
         starts[b] += 1
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
 def accumulate_kernel(wb, l0b, feats, counts, order, acc):
-    """acc[s][p] = column block s of perspective p's accumulator: l0b plus the rows of its
-    inputs, from the first layer's weights in column blocks wb [blocks][rows][width]. A block
-    a thread, its perspectives in `order`: each block's weights of one king bucket (768 rows)
-    stay in cache while they are read."""
+    """acc[s][q] = column block s of the accumulator of perspective p = order[q]: l0b plus the
+    rows of its inputs, from the first layer's weights in column blocks wb [blocks][rows][width].
+    A block a thread, its perspectives in `order`: each block's weights of one king bucket (768
+    rows) stay in cache while they are read, and acc[s] is written in sequence."""
     blocks, _, width = wb.shape
     for s in prange(blocks):
         w = wb[s]
@@ -142,7 +147,7 @@ def accumulate_kernel(wb, l0b, feats, counts, order, acc):
             bias[k] = l0b[s * width + k]
         for q in range(order.shape[0]):
             p = order[q]
-            out = a[p]
+            out = a[q]
             for k in range(width):
                 out[k] = bias[k]
             count = counts[p]
@@ -164,10 +169,10 @@ def accumulate_kernel(wb, l0b, feats, counts, order, acc):
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
 def scatter_kernel(gb, g0b, acc, feats, counts, order):
-    """The first layer's gradient from the accumulators' (acc, as `heads_kernel` leaves it):
-    gb [blocks][rows][width] = each perspective's block added into the rows of its inputs
-    (gb zero before), g0b = their sum. A block a thread, the perspectives in `order`: every
-    sum in one order whatever the threads."""
+    """The first layer's gradient from the accumulators' (acc [blocks][q], perspective order[q],
+    as `heads_kernel` leaves it): gb [blocks][rows][width] = each perspective's block added into
+    the rows of its inputs (gb zero before), g0b = their sum. A block a thread, the perspectives
+    in `order`: every sum in one order whatever the threads."""
     blocks, _, width = gb.shape
     for s in prange(blocks):
         g = gb[s]
@@ -175,49 +180,80 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order):
         bias = np.zeros(width, dtype=gb.dtype)
         for q in range(order.shape[0]):
             p = order[q]
-            dp = d[p]
+            dp = d[q]
             for k in range(width):
                 bias[k] += dp[k]
-            for i in range(counts[p]):
+            count = counts[p]
+            i = 0
+            while i + 2 <= count:  # two rows a pass over dp
+                r0 = g[feats[p, i]]
+                r1 = g[feats[p, i + 1]]
+                for k in range(width):
+                    x = dp[k]
+                    r0[k] += x
+                    r1[k] += x
+                i += 2
+            while i < count:
                 row = g[feats[p, i]]
                 for k in range(width):
                     row[k] += dp[k]
+                i += 1
         for k in range(width):
             g0b[s * width + k] = bias[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_rows(acc, w, rows, count):
-    """acc += the rows w[rows[:count]]."""
-    for i in range(count):
+    """acc += the rows w[rows[:count]], four a pass over acc."""
+    i = 0
+    while i + 4 <= count:
+        r0 = w[rows[i]]
+        r1 = w[rows[i + 1]]
+        r2 = w[rows[i + 2]]
+        r3 = w[rows[i + 3]]
+        for k in range(acc.shape[0]):
+            acc[k] += (r0[k] + r1[k]) + (r2[k] + r3[k])
+        i += 4
+    while i < count:
         r = w[rows[i]]
         for k in range(acc.shape[0]):
             acc[k] += r[k]
+        i += 1
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _scatter_rows(g, rows, count, d):
-    """g[rows[i]] += d for the first `count` rows: an accumulator's gradient into the rows of
-    its inputs."""
-    for i in range(count):
+    """g[rows[i]] += d for the first `count` rows, two a pass over d: an accumulator's
+    gradient into the rows of its inputs."""
+    i = 0
+    while i + 2 <= count:
+        r0 = g[rows[i]]
+        r1 = g[rows[i + 1]]
+        for k in range(d.shape[0]):
+            x = d[k]
+            r0[k] += x
+            r1[k] += x
+        i += 2
+    while i < count:
         r = g[rows[i]]
         for k in range(d.shape[0]):
             r[k] += d[k]
+        i += 1
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, fused, table, mirrored, l0w,
-                 l0b, g0w, g0b, l1w, l1b, l2w, l2b, l3w, l3b, g1w, g1b, g2w, g2b, g3w, g3b,
+def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table, mirrored,
+                 l0w, l0b, g0w, g0b, l1w, l1b, l2w, l2b, l3w, l3b, g1w, g1b, g2w, g2b, g3w, g3b,
                  losses, outputs, train):
     """Loss of the positions boards[idx], summed a chunk into `losses`, and their outputs o;
     when `train` the gradients of the batch's mean loss, chunk c into g*[c]. The accumulators:
     with `fused`, each position's built from its inputs (`table`, `mirrored`) and l0w [rows][N],
     l0b, and its gradient added at once into chunk c's g0w [chunks][rows][N] (zero before) and
     g0b [chunks][N], no batch array written (a first layer small enough to stay in cache);
-    otherwise read from acc [blocks][2n][width] (`accumulate_kernel`; output buckets outb) and
-    each one's gradient written over it (for `scatter_kernel`). l1w .. l3b are flat (the
-    kernels' layout); l2w is empty for examples 1 to 3, which `buckets` K output buckets and
-    `crelu` (else SCReLU) describe."""
+    otherwise read from acc [blocks][2n][width] (`accumulate_kernel`; perspective p at
+    slot[p], output buckets outb) and each one's gradient written over it (for
+    `scatter_kernel`). l1w .. l3b are flat (the kernels' layout); l2w is empty for examples 1
+    to 3, which `buckets` K output buckets and `crelu` (else SCReLU) describe."""
     n = idx.shape[0]
     chunks = losses.shape[0]
     hidden = l0b.shape[0]
@@ -274,8 +310,8 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, fused, table, mirr
             else:
                 b = outb[j]
                 for s in range(blocks):
-                    a_s = acc[s, 2 * j]
-                    a_n = acc[s, 2 * j + 1]
+                    a_s = acc[s, slot[2 * j]]
+                    a_n = acc[s, slot[2 * j + 1]]
                     for k in range(width):
                         acc_s[s * width + k] = a_s[k]
                         acc_n[s * width + k] = a_n[k]
@@ -340,8 +376,8 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, fused, table, mirr
                 _scatter_rows(g0, ntm, count, d_n)
                 continue
             for s in range(blocks):
-                a_s = acc[s, 2 * j]
-                a_n = acc[s, 2 * j + 1]
+                a_s = acc[s, slot[2 * j]]
+                a_n = acc[s, slot[2 * j + 1]]
                 for k in range(width):
                     a_s[k] = d_s[s * width + k]
                     a_n[k] = d_n[s * width + k]
@@ -434,17 +470,24 @@ def _layers_backward(c, d, acc_s, acc_n, d_s, d_n, x, dx, z1, h1, z2, h2, dz1, b
 def block_weights(l0w, l0f, out):
     """out [blocks][rows][width] = l0w in column blocks, plus with a factoriser (l0f with
     rows) l0f repeated for every king bucket: the weights the inputs see."""
-    blocks, rows, width = out.shape
+    for r in prange(out.shape[1]):
+        _block_row(l0w, l0f, r, out)
+
+
+@njit(cache=True, nogil=True)
+def _block_row(l0w, l0f, r, out):
+    """Row r of `block_weights`: out[s][r] = l0w[r]'s block s, plus l0f's row of its input."""
+    blocks, _, width = out.shape
     features = l0f.shape[0]
-    for r in prange(rows):
-        for s in range(blocks):
-            o = out[s, r]
+    for s in range(blocks):
+        o = out[s, r]
+        w = l0w[r, s * width:(s + 1) * width]
+        for k in range(width):
+            o[k] = w[k]
+        if features:
+            f = l0f[r % features, s * width:(s + 1) * width]
             for k in range(width):
-                o[k] = l0w[r, s * width + k]
-            if features:
-                f = r % features
-                for k in range(width):
-                    o[k] += l0f[f, s * width + k]
+                o[k] += f[k]
 
 
 @njit(cache=True, nogil=True)
@@ -480,10 +523,11 @@ def sum_buckets(g0w, out):
         out += g0w[b * features:(b + 1) * features]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _adamw(param, g, m, v, lr, beta1, beta2, c1, c2, eps, decay, clip):
     """AdamW on the elements of `param` from their gradient g (decoupled decay, moments
-    bias-corrected by c1 = 1 - beta1^step, c2 = 1 - beta2^step); then clip to +-clip."""
+    bias-corrected by c1 = 1 - beta1^step, c2 = 1 - beta2^step); then clip to +-clip. Numpy's
+    error model: no zero-divisor check, so the loop is vectorised."""
     for i in range(param.shape[0]):
         m[i] = beta1 * m[i] + (1.0 - beta1) * g[i]
         v[i] = beta2 * v[i] + (1.0 - beta2) * g[i] * g[i]
@@ -491,7 +535,7 @@ def _adamw(param, g, m, v, lr, beta1, beta2, c1, c2, eps, decay, clip):
         param[i] = min(clip, max(-clip, p))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adamw_kernel(param, g, m, v, lr, beta1, beta2, eps, decay, step, clip):
     """One AdamW step on a flat parameter array from its gradient g (`_adamw`). One thread:
     the layers after the first are small."""
@@ -502,13 +546,14 @@ def adamw_kernel(param, g, m, v, lr, beta1, beta2, eps, decay, step, clip):
 ROW_BLOCKS = 64  # adamw_rows' work items: the inputs in blocks, each with its buffers
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def adamw_rows(l0w, gb, m, v, l0f, mf, vf, lr, beta1, beta2, eps, decay, step, clip):
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def adamw_rows(l0w, gb, m, v, l0f, mf, vf, lr, beta1, beta2, eps, decay, step, clip, wb):
     """One AdamW step on the first layer, in one pass over its rows: l0w's gradient is gb
     [parts][blocks][rows][width] (the parts added in order, the blocks side by side), and with
     a factoriser (l0f with rows) l0f's is the l0w gradients of its input added over the king
     buckets in bucket order. Every row is updated (dense, as bullet's AdamW), and gb is left
-    zero for the next batch."""
+    zero for the next batch. Unless wb is empty, the updated weights go into its column
+    blocks as `block_weights` writes them, while their rows are in cache."""
     factorised = l0f.shape[0] > 0
     features = l0f.shape[0] if factorised else l0w.shape[0]
     buckets = l0w.shape[0] // features
@@ -540,6 +585,9 @@ def adamw_rows(l0w, gb, m, v, l0f, mf, vf, lr, beta1, beta2, eps, decay, step, c
                 _adamw(l0w[r], g, m[r], v[r], lr, beta1, beta2, c1, c2, eps, decay, clip)
             if factorised:
                 _adamw(l0f[f], gf, mf[f], vf[f], lr, beta1, beta2, c1, c2, eps, decay, clip)
+            if wb.shape[0]:
+                for b in range(buckets):
+                    _block_row(l0w, l0f, b * features + f, wb)
 
 
 @dataclass
@@ -641,9 +689,9 @@ class FloatNet:
 
 def block_width(hidden) -> int:
     """The width of the first layer's column blocks: the largest power of two up to BLOCK
-    that divides N."""
+    that divides N into MIN_BLOCKS blocks or more (down to 16)."""
     width = BLOCK
-    while hidden % width:
+    while width > 16 and (hidden % width or hidden // width < MIN_BLOCKS):
         width //= 2
     return width
 
@@ -688,6 +736,7 @@ class Kernels:
         self.g0w = np.zeros(shape if train else (1, 1, 1, 1), dt)
         self.g0b = np.zeros((parts, hidden), dt)
         self._pending = False  # g0w holds a batch's gradient that no step has consumed
+        self._fresh = False  # weights holds l0w (+ l0f) as the last step left them
         self.grads = {k: np.zeros((c, size) if train else (1, max(size, 1)), dt)
                       for k, size in heads.items()}
         self.losses = np.zeros(chunks)
@@ -701,13 +750,13 @@ class Kernels:
         return p.reshape(-1) if p is not None else np.zeros(0, self.net.dtype)
 
     def _buffers(self, n):
-        """(feats, counts, output buckets, order, accumulators) for a batch of n positions,
+        """(feats, counts, output buckets, order, slots, accumulators) for a batch of n positions,
         kept while the batch size stays."""
         if self._batch is None or self._batch[0] != n:
             blocks, _, width = self.weights.shape
             self._batch = (n, np.empty((2 * n, MAX_ACTIVE), np.int64),
                            np.empty(2 * n, np.int64), np.empty(n, np.int64),
-                           np.empty(2 * n, np.int64),
+                           np.empty(2 * n, np.int64), np.empty(2 * n, np.int64),
                            np.empty((blocks, 2 * n, width), self.weights.dtype))
         return self._batch[1:]
 
@@ -722,18 +771,21 @@ class Kernels:
             outputs = np.empty(len(idx))
         if self.fused:  # Chess768: no factoriser, l0w as it is
             l0w, acc, outb = net.params["l0w"], self._unused, self._no_buckets
+            slot = outb
             g0w = self.g0w.reshape(self.g0w.shape[0], *self.g0w.shape[2:])
         else:
-            block_weights(net.params["l0w"],
-                          net.params["l0f"] if net.factoriser else self._none, self.weights)
+            if not self._fresh:
+                block_weights(net.params["l0w"],
+                              net.params["l0f"] if net.factoriser else self._none, self.weights)
+            self._fresh = False  # a step writes them again; anything else may change l0w
             l0w, g0w = self.weights[0], self.g0w[0]
-            feats, counts, outb, order, acc = self._buffers(len(idx))
+            feats, counts, outb, order, slot, acc = self._buffers(len(idx))
             decode_kernel(boards, idx, self.table, self.mirrored, self.buckets, feats, counts,
                           outb)
-            bucket_order(feats, counts, FEATURES, order)
+            bucket_order(feats, counts, FEATURES, order, slot)
             accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc)
-        heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc, self.fused,
-                     self.table, self.mirrored, l0w, net.params["l0b"],
+        heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc, slot,
+                     self.fused, self.table, self.mirrored, l0w, net.params["l0b"],
                      g0w if self.fused else self._unused, self.g0b, self._flat("l1w"),
                      self._flat("l1b"), self._flat("l2w"), self._flat("l2b"), self._flat("l3w"),
                      self._flat("l3b"), g["l1w"], g["l1b"], g["l2w"], g["l2b"], g["l3w"],
@@ -770,8 +822,9 @@ class Kernels:
 
     def step(self, moments, lr, step, opt: AdamW):
         """AdamW on every parameter from the gradients of the last `run(train=True)`: l0w and
-        l0f in one pass over their rows (`adamw_rows`, which zeroes g0w), the others from
-        their chunks added."""
+        l0f in one pass over their rows (`adamw_rows`, which zeroes g0w and writes the column
+        blocks of the weights that the next `run` reads), the others from their chunks
+        added."""
         params = self.net.params
         lr, step = float(lr), float(step)
         m, v = moments["l0w"]
@@ -780,8 +833,10 @@ class Kernels:
         else:
             f = mf = vf = self._none
         adamw_rows(params["l0w"], self.g0w, m, v, f, mf, vf, lr, opt.beta1, opt.beta2,
-                   opt.eps, opt.decay, step, opt.clip_of("l0w"))
+                   opt.eps, opt.decay, step, opt.clip_of("l0w"),
+                   self._unused[:0] if self.fused else self.weights)
         self._pending = False
+        self._fresh = not self.fused
         grads = self._head_gradients()
         grads["l0b"] = np.empty(self.net.hidden, self.g0b.dtype)
         sum_chunks(self.g0b, grads["l0b"])
