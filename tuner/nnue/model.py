@@ -150,21 +150,7 @@ def accumulate_kernel(wb, l0b, feats, counts, order, acc):
             out = a[q]
             for k in range(width):
                 out[k] = bias[k]
-            count = counts[p]
-            i = 0
-            while i + 4 <= count:  # four rows a pass over out
-                r0 = w[feats[p, i]]
-                r1 = w[feats[p, i + 1]]
-                r2 = w[feats[p, i + 2]]
-                r3 = w[feats[p, i + 3]]
-                for k in range(width):
-                    out[k] += (r0[k] + r1[k]) + (r2[k] + r3[k])
-                i += 4
-            while i < count:
-                row = w[feats[p, i]]
-                for k in range(width):
-                    out[k] += row[k]
-                i += 1
+            _add_rows(out, w, feats[p], counts[p])
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
@@ -183,21 +169,7 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order):
             dp = d[q]
             for k in range(width):
                 bias[k] += dp[k]
-            count = counts[p]
-            i = 0
-            while i + 2 <= count:  # two rows a pass over dp
-                r0 = g[feats[p, i]]
-                r1 = g[feats[p, i + 1]]
-                for k in range(width):
-                    x = dp[k]
-                    r0[k] += x
-                    r1[k] += x
-                i += 2
-            while i < count:
-                row = g[feats[p, i]]
-                for k in range(width):
-                    row[k] += dp[k]
-                i += 1
+            _scatter_rows(g, feats[p], counts[p], dp)
         for k in range(width):
             g0b[s * width + k] = bias[k]
 
