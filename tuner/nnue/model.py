@@ -47,6 +47,7 @@ from wasp.nnue.inputs import FEATURES, MAX_ACTIVE, bucket_table
 
 from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
+SCATTER_BLOCK = 128  # perspectives whose accumulator gradients are scattered together
 CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
 # the threads
 BLOCK = 512  # the first layer's columns a block, at most (measured: 512 beats 256 and 128;
@@ -165,13 +166,16 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order):
         d = acc[s]
         bias = np.zeros(width, dtype=gb.dtype)
         for q in range(order.shape[0]):
-            p = order[q]
-            dp = d[q]
+            dq = d[q]
             for k in range(width):
-                bias[k] += dp[k]
-            _scatter_rows(g, feats[p], counts[p], dp)
+                bias[k] += dq[k]
         for k in range(width):
             g0b[s * width + k] = bias[k]
+        starts = np.empty(g.shape[0] + 1, dtype=np.int64)
+        members = np.empty(SCATTER_BLOCK * MAX_ACTIVE, dtype=np.int64)
+        for q in range(0, order.shape[0], SCATTER_BLOCK):
+            _scatter_block(g, d, feats, counts, order, q, min(q + SCATTER_BLOCK,
+                           order.shape[0]), starts, members)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -193,24 +197,58 @@ def _add_rows(acc, w, rows, count):
         i += 1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _scatter_rows(g, rows, count, d):
-    """g[rows[i]] += d for the first `count` rows, two a pass over d: an accumulator's
-    gradient into the rows of its inputs."""
-    i = 0
-    while i + 2 <= count:
-        r0 = g[rows[i]]
-        r1 = g[rows[i + 1]]
-        for k in range(d.shape[0]):
-            x = d[k]
-            r0[k] += x
-            r1[k] += x
-        i += 2
-    while i < count:
-        r = g[rows[i]]
-        for k in range(d.shape[0]):
-            r[k] += d[k]
-        i += 1
+@njit(cache=True, nogil=True, fastmath=True)
+def _scatter_block(g, d, feats, counts, order, q0, q1, starts, members):
+    """g[f] += d[q] for every input f of the perspectives p = order[q], q0 <= q < q1 (their
+    inputs feats[p, :counts[p]]), a row at a time: a row of g is read and written once however
+    many of the block's perspectives share it, and the block's d stays in cache. starts
+    (g's rows + 1) and members (the block's inputs) are scratch."""
+    lo = g.shape[0]
+    hi = -1
+    for q in range(q0, q1):
+        p = order[q]
+        for i in range(counts[p]):
+            lo = min(lo, feats[p, i])
+            hi = max(hi, feats[p, i])
+    if hi < lo:
+        return
+    starts[lo:hi + 2] = 0
+    for q in range(q0, q1):
+        p = order[q]
+        for i in range(counts[p]):
+            starts[feats[p, i] + 1] += 1
+    for f in range(lo, hi + 1):
+        starts[f + 1] += starts[f]
+    for q in range(q0, q1):  # members[starts[f]:starts[f + 1]] = the q with input f
+        p = order[q]
+        for i in range(counts[p]):
+            f = feats[p, i]
+            members[starts[f]] = q
+            starts[f] += 1
+    end = 0
+    for f in range(lo, hi + 1):
+        i, end = end, starts[f]
+        if i == end:
+            continue
+        row = g[f]
+        while i + 4 <= end:
+            d0 = d[members[i]]
+            d1 = d[members[i + 1]]
+            d2 = d[members[i + 2]]
+            d3 = d[members[i + 3]]
+            for k in range(row.shape[0]):
+                row[k] += (d0[k] + d1[k]) + (d2[k] + d3[k])
+            i += 4
+        while i + 2 <= end:
+            d0 = d[members[i]]
+            d1 = d[members[i + 1]]
+            for k in range(row.shape[0]):
+                row[k] += d0[k] + d1[k]
+            i += 2
+        if i < end:
+            d0 = d[members[i]]
+            for k in range(row.shape[0]):
+                row[k] += d0[k]
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
@@ -235,14 +273,19 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table
     width2 = l2b.shape[0] // buckets if layers else 1
     size = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        stm = np.empty(MAX_ACTIVE, dtype=np.int64)
-        ntm = np.empty(MAX_ACTIVE, dtype=np.int64)
+        # fused: a block of positions' inputs and accumulator gradients, scattered together
+        block = SCATTER_BLOCK // 2 if fused and train else 1
+        feats = np.empty((2 * block, MAX_ACTIVE), dtype=np.int64)
+        grads = np.empty((2 * block, hidden), dtype=acc.dtype)
+        counts = np.empty(2 * block, dtype=np.int64)
+        places = np.arange(2 * block)
+        starts = np.empty(g0w.shape[1] + 1, dtype=np.int64)
+        members = np.empty(2 * block * MAX_ACTIVE, dtype=np.int64)
+        i = 0  # the position's place in its block
         acc_s = np.empty(hidden, dtype=acc.dtype)
         acc_n = np.empty(hidden, dtype=acc.dtype)
         h_s = np.empty_like(acc_s)
         h_n = np.empty_like(acc_s)
-        d_s = np.empty_like(acc_s)
-        d_n = np.empty_like(acc_s)
         x = np.empty_like(acc_s)  # example 4: L1's inputs, and their gradient
         dx = np.empty_like(acc_s)
         z1 = np.empty(width1, dtype=acc.dtype)
@@ -272,6 +315,10 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table
             if r < 0:
                 r = ~r
                 files = 7
+            stm = feats[2 * i]
+            ntm = feats[2 * i + 1]
+            d_s = grads[2 * i]
+            d_n = grads[2 * i + 1]
             if fused:
                 count = board_features(boards, r, stm, ntm, files, table, mirrored)
                 b = output_bucket(count, buckets)
@@ -344,8 +391,12 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table
             if fused:
                 for k in range(hidden):
                     g0b[c, k] += d_s[k] + d_n[k]
-                _scatter_rows(g0, stm, count, d_s)
-                _scatter_rows(g0, ntm, count, d_n)
+                counts[2 * i] = count
+                counts[2 * i + 1] = count
+                i += 1
+                if i == block or j == min(n, (c + 1) * size) - 1:
+                    _scatter_block(g0, grads, feats, counts, places, 0, 2 * i, starts, members)
+                    i = 0
                 continue
             for s in range(blocks):
                 a_s = acc[s, slot[2 * j]]
