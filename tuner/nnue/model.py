@@ -134,12 +134,20 @@ def bucket_order(feats, counts, rows, order, slot):
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def accumulate_kernel(wb, l0b, feats, counts, order, acc):
+def accumulate_kernel(wb, l0b, feats, counts, order, acc, l1w, outb, crelu, partial):
     """acc[s][q] = column block s of the accumulator of perspective p = order[q]: l0b plus the
     rows of its inputs, from the first layer's weights in column blocks wb [blocks][rows][width].
     A block a thread, its perspectives in `order`: each block's weights of one king bucket (768
-    rows) stay in cache while they are read, and acc[s] is written in sequence."""
+    rows) stay in cache while they are read, and acc[s] is written in sequence. With `partial`
+    [blocks][2n] (examples 1 to 3: one output layer l1w, flat, K output buckets, outb the
+    positions'), partial[s, p] = block s's share of the output's dot product, taken while the
+    accumulator is in cache (`output_kernel` adds the shares up)."""
     blocks, _, width = wb.shape
+    hidden = blocks * width
+    typed = np.zeros(2, dtype=wb.dtype)
+    typed[1] = 1.0
+    zero = typed[0]
+    one = typed[1]
     for s in prange(blocks):
         w = wb[s]
         a = acc[s]
@@ -152,30 +160,110 @@ def accumulate_kernel(wb, l0b, feats, counts, order, acc):
             for k in range(width):
                 out[k] = bias[k]
             _add_rows(out, w, feats[p], counts[p])
+            if partial.shape[1] == 0:
+                continue
+            start = (outb[p // 2] * 2 + p % 2) * hidden + s * width
+            w1 = l1w[start:start + width]
+            dot = zero
+            if crelu:
+                for k in range(width):
+                    dot += min(max(out[k], zero), one) * w1[k]
+            else:
+                for k in range(width):
+                    x = min(max(out[k], zero), one)
+                    dot += x * x * w1[k]
+            partial[s, p] = dot
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def scatter_kernel(gb, g0b, acc, feats, counts, order):
+def scatter_kernel(gb, g0b, acc, feats, counts, order, l1w, outb, crelu, dout, g1w):
     """The first layer's gradient from the accumulators' (acc [blocks][q], perspective order[q],
     as `heads_kernel` leaves it): gb [blocks][rows][width] = each perspective's block added into
     the rows of its inputs (gb zero before), g0b = their sum. A block a thread, the perspectives
-    in `order`: every sum in one order whatever the threads."""
+    in `order`: every sum in one order whatever the threads. With dout (examples 1 to 3, after
+    `output_kernel`: d loss / d output of each position), acc holds the accumulators
+    themselves: their gradient is made here a block of perspectives at a time, while they are
+    in cache, and the output layer's (g1w, zero before) added up a block of columns a
+    thread."""
     blocks, _, width = gb.shape
+    hidden = blocks * width
+    n = order.shape[0]
+    typed = np.zeros(2, dtype=gb.dtype)
+    typed[1] = 1.0
+    zero = typed[0]
+    one = typed[1]
     for s in prange(blocks):
         g = gb[s]
-        d = acc[s]
         bias = np.zeros(width, dtype=gb.dtype)
-        for q in range(order.shape[0]):
-            dq = d[q]
-            for k in range(width):
-                bias[k] += dq[k]
-        for k in range(width):
-            g0b[s * width + k] = bias[k]
         starts = np.empty(g.shape[0] + 1, dtype=np.int64)
         members = np.empty(SCATTER_BLOCK * MAX_ACTIVE, dtype=np.int64)
-        for q in range(0, order.shape[0], SCATTER_BLOCK):
-            _scatter_block(g, d, feats, counts, order, q, min(q + SCATTER_BLOCK,
-                           order.shape[0]), starts, members)
+        made = np.empty((SCATTER_BLOCK if dout.shape[0] > 0 else 0, width), dtype=gb.dtype)
+        for q0 in range(0, n, SCATTER_BLOCK):
+            q1 = min(q0 + SCATTER_BLOCK, n)
+            d = acc[s, q0:q1]
+            if dout.shape[0] > 0:
+                for q in range(q0, q1):
+                    p = order[q]
+                    start = (outb[p // 2] * 2 + p % 2) * hidden + s * width
+                    w1 = l1w[start:start + width]
+                    gw = g1w[start:start + width]
+                    a_q = d[q - q0]
+                    d_q = made[q - q0]
+                    dp = zero + dout[p // 2]
+                    if crelu:
+                        for k in range(width):
+                            a = a_q[k]
+                            gw[k] += dp * min(max(a, zero), one)
+                            d_q[k] = dp * w1[k] if zero < a < one else zero
+                    else:
+                        two_d = dp + dp
+                        for k in range(width):
+                            a = a_q[k]
+                            x = min(max(a, zero), one)
+                            gw[k] += dp * x * x
+                            d_q[k] = two_d * w1[k] * a if zero < a < one else zero
+                d = made
+            for q in range(q0, q1):
+                d_q = d[q - q0]
+                for k in range(width):
+                    bias[k] += d_q[k]
+            _scatter_block(g, d, feats, counts, order, q0, q1, starts, members)
+        for k in range(width):
+            g0b[s * width + k] = bias[k]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def output_kernel(boards, idx, outb, wdl, partial, l1b, g1b, dout, losses, outputs, train):
+    """Examples 1 to 3 from `accumulate_kernel`'s shares: the output of the positions
+    boards[idx] (K = len(l1b) buckets, outb theirs), their losses summed a chunk into `losses`;
+    when `train` d(mean loss)/d output in dout and the output bias's gradient in g1b[0]."""
+    n = idx.shape[0]
+    chunks = losses.shape[0]
+    size = (n + chunks - 1) // chunks
+    for c in prange(chunks):
+        loss = 0.0
+        for j in range(c * size, min(n, (c + 1) * size)):
+            r = idx[j]
+            if r < 0:
+                r = ~r
+            b = outb[j]
+            out = l1b[b]
+            for s in range(partial.shape[0]):
+                out += partial[s, 2 * j] + partial[s, 2 * j + 1]
+            outputs[j] = out
+            score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
+            result = boards[r, OFF_RESULT] / 2.0
+            target = wdl * result + (1.0 - wdl) * _sigmoid(score / SCALE)
+            pred = _sigmoid(out)
+            err = pred - target
+            loss += err * err
+            if train:
+                dout[j] = 2.0 * err * pred * (1.0 - pred) / n
+        losses[c] = loss
+    if train:
+        g1b[:, :] = 0
+        for j in range(n):  # in order: the sum does not depend on the threads
+            g1b[0, outb[j]] += dout[j]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -199,7 +287,7 @@ def _add_rows(acc, w, rows, count):
 
 @njit(cache=True, nogil=True, fastmath=True)
 def _scatter_block(g, d, feats, counts, order, q0, q1, starts, members):
-    """g[f] += d[q] for every input f of the perspectives p = order[q], q0 <= q < q1 (their
+    """g[f] += d[q - q0] for every input f of the perspectives p = order[q], q0 <= q < q1 (their
     inputs feats[p, :counts[p]]), a row at a time: a row of g is read and written once however
     many of the block's perspectives share it, and the block's d stays in cache. starts
     (g's rows + 1) and members (the block's inputs) are scratch."""
@@ -223,7 +311,7 @@ def _scatter_block(g, d, feats, counts, order, q0, q1, starts, members):
         p = order[q]
         for i in range(counts[p]):
             f = feats[p, i]
-            members[starts[f]] = q
+            members[starts[f]] = q - q0
             starts[f] += 1
     end = 0
     for f in range(lo, hi + 1):
@@ -767,6 +855,9 @@ class Kernels:
         self._none = np.zeros((0, hidden), dt)
         self._unused = np.zeros((1, 1, 1), dt)
         self._no_buckets = np.zeros(1, np.int64)
+        self._shares = None  # examples 1 to 3 unfused: see _partial
+        self._no_partial = np.zeros((0, 0), dt)
+        self._no_dout = np.zeros(0, dt)
 
     def _flat(self, name):
         p = self.net.params.get(name)
@@ -782,6 +873,14 @@ class Kernels:
                            np.empty(2 * n, np.int64), np.empty(2 * n, np.int64),
                            np.empty((blocks, 2 * n, width), self.weights.dtype))
         return self._batch[1:]
+
+    def _partial(self, n):
+        """The output's dot product in shares a column block [blocks][2n], and d loss / d output
+        of n positions, kept while the batch size stays."""
+        if self._shares is None or self._shares.shape[1] != 2 * n:
+            self._shares = np.empty((self.weights.shape[0], 2 * n), self.weights.dtype)
+            self._dout = np.empty(n, self.weights.dtype)
+        return self._shares
 
     def run(self, boards, idx, wdl, train, outputs=None):
         """Sum of the losses of boards[idx]; the batch's gradients when `train`."""
@@ -806,7 +905,20 @@ class Kernels:
             decode_kernel(boards, idx, self.table, self.mirrored, self.buckets, feats, counts,
                           outb)
             bucket_order(feats, counts, FEATURES, order, slot)
-            accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc)
+            split = not net.arch.layers  # one output layer: its dot product a block at a time
+            partial = self._partial(len(idx)) if split else self._no_partial
+            accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc,
+                              self._flat("l1w"), outb, self.crelu, partial)
+            if split:
+                dout = self._dout[:len(idx)] if train else self._no_dout
+                output_kernel(boards, idx, outb, float(wdl), partial, self._flat("l1b"),
+                              g["l1b"], dout, self.losses, outputs, train)
+                if train:
+                    g["l1w"].fill(0)
+                    scatter_kernel(g0w, self.g0b[0], acc, feats, counts, order,
+                                   self._flat("l1w"), outb, self.crelu, dout, g["l1w"][0])
+                self._pending = self._pending or train
+                return float(self.losses.sum())
         heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc, slot,
                      self.fused, self.table, self.mirrored, l0w, net.params["l0b"],
                      g0w if self.fused else self._unused, self.g0b, self._flat("l1w"),
@@ -814,7 +926,8 @@ class Kernels:
                      self._flat("l3b"), g["l1w"], g["l1b"], g["l2w"], g["l2b"], g["l3w"],
                      g["l3b"], self.losses, outputs, train)
         if train and not self.fused:
-            scatter_kernel(g0w, self.g0b[0], acc, feats, counts, order)
+            scatter_kernel(g0w, self.g0b[0], acc, feats, counts, order, self._flat("l1w"),
+                           outb, self.crelu, self._no_dout, g["l1w"][0])
         self._pending = self._pending or train
         return float(self.losses.sum())
 
