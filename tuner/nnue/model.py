@@ -639,11 +639,27 @@ def _adamw(param, g, m, v, lr, beta1, beta2, c1, c2, eps, decay, clip):
     """AdamW on the elements of `param` from their gradient g (decoupled decay, moments
     bias-corrected by c1 = 1 - beta1^step, c2 = 1 - beta2^step); then clip to +-clip. Numpy's
     error model: no zero-divisor check, so the loop is vectorised."""
+    t = np.empty(10, dtype=param.dtype)  # the parameters' type: float32 as bullet's AdamW
+    t[0] = beta1
+    t[1] = 1.0 - beta1
+    t[2] = beta2
+    t[3] = 1.0 - beta2
+    t[4] = 1.0 - lr * decay
+    t[5] = lr / c1
+    t[6] = 1.0 / c2
+    t[7] = eps
+    t[8] = clip
+    t[9] = -clip
+    hi = t[8]
+    lo = t[9]
     for i in range(param.shape[0]):
-        m[i] = beta1 * m[i] + (1.0 - beta1) * g[i]
-        v[i] = beta2 * v[i] + (1.0 - beta2) * g[i] * g[i]
-        p = param[i] * (1.0 - lr * decay) - lr * (m[i] / c1) / (math.sqrt(v[i] / c2) + eps)
-        param[i] = min(clip, max(-clip, p))
+        gi = g[i]
+        mi = t[0] * m[i] + t[1] * gi
+        vi = t[2] * v[i] + t[3] * gi * gi
+        m[i] = mi
+        v[i] = vi
+        p = param[i] * t[4] - t[5] * mi / (np.sqrt(vi * t[6]) + t[7])
+        param[i] = min(hi, max(lo, p))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
