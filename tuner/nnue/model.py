@@ -47,7 +47,7 @@ from wasp.nnue.inputs import FEATURES, MAX_ACTIVE, bucket_table
 
 from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
-SCATTER_BLOCK = 128  # perspectives whose accumulator gradients are scattered together
+SCATTER_BLOCK = 256  # perspectives whose accumulator gradients are scattered together
 CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
 # the threads
 BLOCK = 512  # the first layer's columns a block, at most (measured: 512 beats 256 and 128;
