@@ -50,6 +50,9 @@ from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 SCATTER_BLOCK = 256  # perspectives whose accumulator gradients are scattered together
 CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
 # the threads
+FUSED_PARTS = 4  # the fused pass's copies of the first layer's gradient, CHUNKS / 4 chunks
+# each: fixed (sums independent of the threads), few (each copy is 1.5 MB of memory traffic
+# a batch at N = 512), at the cost of using at most 4 threads
 BLOCK = 512  # the first layer's columns a block, at most (measured: 512 beats 256 and 128;
 # a king bucket's block of 768 rows, 1.5 MB, still fits a core's L2)
 MIN_BLOCKS = 2  # a block a thread: at least this many blocks when N allows
@@ -360,139 +363,143 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table
     width1 = l1b.shape[0] // buckets  # example 4's L1 and L2 widths (1 otherwise)
     width2 = l2b.shape[0] // buckets if layers else 1
     size = (n + chunks - 1) // chunks
-    for c in prange(chunks):
-        # fused: a block of positions' inputs and accumulator gradients, scattered together
-        block = SCATTER_BLOCK // 2 if fused and train else 1
-        feats = np.empty((2 * block, MAX_ACTIVE), dtype=np.int64)
-        grads = np.empty((2 * block, hidden), dtype=acc.dtype)
-        counts = np.empty(2 * block, dtype=np.int64)
-        places = np.arange(2 * block)
-        starts = np.empty(g0w.shape[1] + 1, dtype=np.int64)
-        members = np.empty(2 * block * MAX_ACTIVE, dtype=np.int64)
-        i = 0  # the position's place in its block
-        acc_s = np.empty(hidden, dtype=acc.dtype)
-        acc_n = np.empty(hidden, dtype=acc.dtype)
-        h_s = np.empty_like(acc_s)
-        h_n = np.empty_like(acc_s)
-        x = np.empty_like(acc_s)  # example 4: L1's inputs, and their gradient
-        dx = np.empty_like(acc_s)
-        z1 = np.empty(width1, dtype=acc.dtype)
-        z2 = np.empty(width2, dtype=acc.dtype)
-        h1 = np.empty(width1, dtype=acc.dtype)
-        h2 = np.empty(width2, dtype=acc.dtype)
-        dz1 = np.empty(width1, dtype=acc.dtype)
-        typed = np.zeros(3, dtype=acc.dtype)  # scalars in the net's type (float32 loops)
-        typed[1] = 1.0
-        zero = typed[0]
-        one = typed[1]
-        if train:
-            g1w[c, :] = 0
-            g1b[c, :] = 0
-            g2w[c, :] = 0
-            g2b[c, :] = 0
-            g3w[c, :] = 0
-            g3b[c, :] = 0
-            if fused:
-                g0b[c, :] = 0
-        g0 = g0w[c % g0w.shape[0]]  # fused: chunk c's (one unused buffer otherwise)
-        count = 0
-        loss = 0.0
-        for j in range(c * size, min(n, (c + 1) * size)):
-            r = idx[j]
-            files = 0
-            if r < 0:
-                r = ~r
-                files = 7
-            stm = feats[2 * i]
-            ntm = feats[2 * i + 1]
-            d_s = grads[2 * i]
-            d_n = grads[2 * i + 1]
-            if fused:
-                count = board_features(boards, r, stm, ntm, files, table, mirrored)
-                b = output_bucket(count, buckets)
-                acc_s[:] = l0b
-                acc_n[:] = l0b
-                _add_rows(acc_s, l0w, stm, count)
-                _add_rows(acc_n, l0w, ntm, count)
-            else:
-                b = outb[j]
+    # fused: the first layer's gradient a part (g0w [parts]), each part's chunks on one thread
+    groups = g0w.shape[0] if fused and train else chunks
+    per = chunks // groups
+    for group in prange(groups):
+        for c in range(group * per, (group + 1) * per):
+            # fused: a block of positions' inputs and accumulator gradients, scattered together
+            block = SCATTER_BLOCK // 2 if fused and train else 1
+            feats = np.empty((2 * block, MAX_ACTIVE), dtype=np.int64)
+            grads = np.empty((2 * block, hidden), dtype=acc.dtype)
+            counts = np.empty(2 * block, dtype=np.int64)
+            places = np.arange(2 * block)
+            starts = np.empty(g0w.shape[1] + 1, dtype=np.int64)
+            members = np.empty(2 * block * MAX_ACTIVE, dtype=np.int64)
+            i = 0  # the position's place in its block
+            acc_s = np.empty(hidden, dtype=acc.dtype)
+            acc_n = np.empty(hidden, dtype=acc.dtype)
+            h_s = np.empty_like(acc_s)
+            h_n = np.empty_like(acc_s)
+            x = np.empty_like(acc_s)  # example 4: L1's inputs, and their gradient
+            dx = np.empty_like(acc_s)
+            z1 = np.empty(width1, dtype=acc.dtype)
+            z2 = np.empty(width2, dtype=acc.dtype)
+            h1 = np.empty(width1, dtype=acc.dtype)
+            h2 = np.empty(width2, dtype=acc.dtype)
+            dz1 = np.empty(width1, dtype=acc.dtype)
+            typed = np.zeros(3, dtype=acc.dtype)  # scalars in the net's type (float32 loops)
+            typed[1] = 1.0
+            zero = typed[0]
+            one = typed[1]
+            if train:
+                g1w[c, :] = 0
+                g1b[c, :] = 0
+                g2w[c, :] = 0
+                g2b[c, :] = 0
+                g3w[c, :] = 0
+                g3b[c, :] = 0
+                if fused:
+                    g0b[c, :] = 0
+            g0 = g0w[group % g0w.shape[0]]  # fused: the part's (one unused buffer otherwise)
+            count = 0
+            loss = 0.0
+            for j in range(c * size, min(n, (c + 1) * size)):
+                r = idx[j]
+                files = 0
+                if r < 0:
+                    r = ~r
+                    files = 7
+                stm = feats[2 * i]
+                ntm = feats[2 * i + 1]
+                d_s = grads[2 * i]
+                d_n = grads[2 * i + 1]
+                if fused:
+                    count = board_features(boards, r, stm, ntm, files, table, mirrored)
+                    b = output_bucket(count, buckets)
+                    acc_s[:] = l0b
+                    acc_n[:] = l0b
+                    _add_rows(acc_s, l0w, stm, count)
+                    _add_rows(acc_n, l0w, ntm, count)
+                else:
+                    b = outb[j]
+                    for s in range(blocks):
+                        a_s = acc[s, slot[2 * j]]
+                        a_n = acc[s, slot[2 * j + 1]]
+                        for k in range(width):
+                            acc_s[s * width + k] = a_s[k]
+                            acc_n[s * width + k] = a_n[k]
+                if layers:
+                    out = _layers_forward(acc_s, acc_n, x, z1, h1, z2, h2, b, l1w, l1b, l2w, l2b,
+                                          l3w, l3b, zero, one)
+                else:
+                    w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
+                    dot = zero
+                    if crelu:
+                        for k in range(hidden):
+                            h_s[k] = min(max(acc_s[k], zero), one)
+                            h_n[k] = min(max(acc_n[k], zero), one)
+                            dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
+                    else:
+                        for k in range(hidden):
+                            xs = min(max(acc_s[k], zero), one)
+                            xn = min(max(acc_n[k], zero), one)
+                            h_s[k] = xs * xs
+                            h_n[k] = xn * xn
+                            dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
+                    out = dot + l1b[b]
+                outputs[j] = out
+                score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
+                result = boards[r, OFF_RESULT] / 2.0
+                target = wdl * result + (1.0 - wdl) * _sigmoid(score / SCALE)
+                pred = _sigmoid(out)
+                err = pred - target
+                loss += err * err
+                if not train:
+                    continue
+                typed[2] = 2.0 * err * pred * (1.0 - pred) / n  # d(mean loss) / d out
+                d = typed[2]
+                if layers:
+                    _layers_backward(c, d, acc_s, acc_n, d_s, d_n, x, dx, z1, h1, z2, h2, dz1, b,
+                                     l1w, l2w, l3w, g1w, g1b, g2w, g2b, g3w, g3b, zero, one)
+                else:
+                    w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
+                    gw = g1w[c, b * 2 * hidden:(b + 1) * 2 * hidden]
+                    g1b[c, b] += d
+                    if crelu:
+                        for k in range(hidden):
+                            gw[k] += d * h_s[k]
+                            gw[hidden + k] += d * h_n[k]
+                            a = acc_s[k]
+                            d_s[k] = d * w1[k] if zero < a < one else zero
+                            a = acc_n[k]
+                            d_n[k] = d * w1[hidden + k] if zero < a < one else zero
+                    else:
+                        two_d = d + d
+                        for k in range(hidden):
+                            gw[k] += d * h_s[k]
+                            gw[hidden + k] += d * h_n[k]
+                            a = acc_s[k]
+                            d_s[k] = two_d * w1[k] * a if zero < a < one else zero
+                            a = acc_n[k]
+                            d_n[k] = two_d * w1[hidden + k] * a if zero < a < one else zero
+                if fused:
+                    for k in range(hidden):
+                        g0b[c, k] += d_s[k] + d_n[k]
+                    counts[2 * i] = count
+                    counts[2 * i + 1] = count
+                    i += 1
+                    if i == block or j == min(n, (c + 1) * size) - 1:
+                        _scatter_block(g0, grads, feats, counts, places, 0, 2 * i, starts, members)
+                        i = 0
+                    continue
                 for s in range(blocks):
                     a_s = acc[s, slot[2 * j]]
                     a_n = acc[s, slot[2 * j + 1]]
                     for k in range(width):
-                        acc_s[s * width + k] = a_s[k]
-                        acc_n[s * width + k] = a_n[k]
-            if layers:
-                out = _layers_forward(acc_s, acc_n, x, z1, h1, z2, h2, b, l1w, l1b, l2w, l2b,
-                                      l3w, l3b, zero, one)
-            else:
-                w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
-                dot = zero
-                if crelu:
-                    for k in range(hidden):
-                        h_s[k] = min(max(acc_s[k], zero), one)
-                        h_n[k] = min(max(acc_n[k], zero), one)
-                        dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
-                else:
-                    for k in range(hidden):
-                        xs = min(max(acc_s[k], zero), one)
-                        xn = min(max(acc_n[k], zero), one)
-                        h_s[k] = xs * xs
-                        h_n[k] = xn * xn
-                        dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
-                out = dot + l1b[b]
-            outputs[j] = out
-            score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
-            result = boards[r, OFF_RESULT] / 2.0
-            target = wdl * result + (1.0 - wdl) * _sigmoid(score / SCALE)
-            pred = _sigmoid(out)
-            err = pred - target
-            loss += err * err
-            if not train:
-                continue
-            typed[2] = 2.0 * err * pred * (1.0 - pred) / n  # d(mean loss) / d out
-            d = typed[2]
-            if layers:
-                _layers_backward(c, d, acc_s, acc_n, d_s, d_n, x, dx, z1, h1, z2, h2, dz1, b,
-                                 l1w, l2w, l3w, g1w, g1b, g2w, g2b, g3w, g3b, zero, one)
-            else:
-                w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
-                gw = g1w[c, b * 2 * hidden:(b + 1) * 2 * hidden]
-                g1b[c, b] += d
-                if crelu:
-                    for k in range(hidden):
-                        gw[k] += d * h_s[k]
-                        gw[hidden + k] += d * h_n[k]
-                        a = acc_s[k]
-                        d_s[k] = d * w1[k] if zero < a < one else zero
-                        a = acc_n[k]
-                        d_n[k] = d * w1[hidden + k] if zero < a < one else zero
-                else:
-                    two_d = d + d
-                    for k in range(hidden):
-                        gw[k] += d * h_s[k]
-                        gw[hidden + k] += d * h_n[k]
-                        a = acc_s[k]
-                        d_s[k] = two_d * w1[k] * a if zero < a < one else zero
-                        a = acc_n[k]
-                        d_n[k] = two_d * w1[hidden + k] * a if zero < a < one else zero
-            if fused:
-                for k in range(hidden):
-                    g0b[c, k] += d_s[k] + d_n[k]
-                counts[2 * i] = count
-                counts[2 * i + 1] = count
-                i += 1
-                if i == block or j == min(n, (c + 1) * size) - 1:
-                    _scatter_block(g0, grads, feats, counts, places, 0, 2 * i, starts, members)
-                    i = 0
-                continue
-            for s in range(blocks):
-                a_s = acc[s, slot[2 * j]]
-                a_n = acc[s, slot[2 * j + 1]]
-                for k in range(width):
-                    a_s[k] = d_s[s * width + k]
-                    a_n[k] = d_n[s * width + k]
-        losses[c] = loss
+                        a_s[k] = d_s[s * width + k]
+                        a_n[k] = d_n[s * width + k]
+            losses[c] = loss
 
 
 @njit(cache=True, nogil=True)
@@ -853,15 +860,15 @@ class Kernels:
             heads.setdefault(name, 0)
         rows, hidden = net.params["l0w"].shape
         width = hidden if self.fused else block_width(hidden)
-        # the first layer's gradient [parts][blocks][rows][width]: a part a chunk when fused
-        parts = chunks if self.fused else 1
+        # the first layer's gradient [parts][blocks][rows][width]: FUSED_PARTS when fused
+        parts = math.gcd(FUSED_PARTS, chunks) if self.fused else 1
         shape = (parts, hidden // width, rows, width)
         c = chunks if train else 1
         # l0w (+ l0f) in column blocks (fused: l0w itself)
         self.weights = np.empty((1, 1, 1) if self.fused else shape[1:], dt)
         # evaluation only: one-row buffers the kernels never touch
         self.g0w = np.zeros(shape if train else (1, 1, 1, 1), dt)
-        self.g0b = np.zeros((parts, hidden), dt)
+        self.g0b = np.zeros((chunks if self.fused else 1, hidden), dt)
         self._pending = False  # g0w holds a batch's gradient that no step has consumed
         self._fresh = False  # weights holds l0w (+ l0f) as the last step left them
         self.grads = {k: np.zeros((c, size) if train else (1, max(size, 1)), dt)
