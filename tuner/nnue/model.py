@@ -48,6 +48,7 @@ from wasp.nnue.inputs import FEATURES, MAX_ACTIVE, bucket_table
 from .data import OFF_RESULT, OFF_SCORE, board_features, gather
 
 SCATTER_BLOCK = 256  # perspectives whose accumulator gradients are scattered together
+SCATTER_MIN_WIDTH = 256  # the fused pass scatters each position's gradient at once below this N
 CHUNKS = 16  # the later layers' gradient buffers a batch: fixed, so sums do not depend on
 # the threads
 FUSED_PARTS = 4  # the fused pass's copies of the first layer's gradient, CHUNKS / 4 chunks
@@ -288,6 +289,26 @@ def _add_rows(acc, w, rows, count):
         i += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _scatter_rows(g, rows, count, d):
+    """g[rows[i]] += d for the first `count` rows, two a pass over d: an accumulator's
+    gradient into the rows of its inputs."""
+    i = 0
+    while i + 2 <= count:
+        r0 = g[rows[i]]
+        r1 = g[rows[i + 1]]
+        for k in range(d.shape[0]):
+            x = d[k]
+            r0[k] += x
+            r1[k] += x
+        i += 2
+    while i < count:
+        r = g[rows[i]]
+        for k in range(d.shape[0]):
+            r[k] += d[k]
+        i += 1
+
+
 @njit(cache=True, nogil=True, fastmath=True)
 def _scatter_block(g, d, feats, counts, order, q0, q1, starts, members):
     """g[f] += d[q - q0] for every input f of the perspectives p = order[q], q0 <= q < q1 (their
@@ -343,14 +364,16 @@ def _scatter_block(g, d, feats, counts, order, q0, q1, starts, members):
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
-def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table, mirrored,
+def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, blocked, table,
+                 mirrored,
                  l0w, l0b, g0w, g0b, l1w, l1b, l2w, l2b, l3w, l3b, g1w, g1b, g2w, g2b, g3w, g3b,
                  losses, outputs, train):
     """Loss of the positions boards[idx], summed a chunk into `losses`, and their outputs o;
     when `train` the gradients of the batch's mean loss, chunk c into g*[c]. The accumulators:
     with `fused`, each position's built from its inputs (`table`, `mirrored`) and l0w [rows][N],
-    l0b, and its gradient added at once into chunk c's g0w [chunks][rows][N] (zero before) and
-    g0b [chunks][N], no batch array written (a first layer small enough to stay in cache);
+    l0b, and its gradient added into its part of g0w [parts][rows][N] (zero before; with
+    `blocked` a block of positions at a time, `_scatter_block`) and g0b [chunks][N], no batch
+    array written (a first layer small enough to stay in cache);
     otherwise read from acc [blocks][2n][width] (`accumulate_kernel`; perspective p at
     slot[p], output buckets outb) and each one's gradient written over it (for
     `scatter_kernel`). l1w .. l3b are flat (the kernels' layout); l2w is empty for examples 1
@@ -369,7 +392,8 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table
     for group in prange(groups):
         for c in range(group * per, (group + 1) * per):
             # fused: a block of positions' inputs and accumulator gradients, scattered together
-            block = SCATTER_BLOCK // 2 if fused and train else 1
+            blocked = blocked and fused and train
+            block = SCATTER_BLOCK // 2 if blocked else 1
             feats = np.empty((2 * block, MAX_ACTIVE), dtype=np.int64)
             grads = np.empty((2 * block, hidden), dtype=acc.dtype)
             counts = np.empty(2 * block, dtype=np.int64)
@@ -486,6 +510,10 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, table
                 if fused:
                     for k in range(hidden):
                         g0b[c, k] += d_s[k] + d_n[k]
+                    if not blocked:
+                        _scatter_rows(g0, stm, count, d_s)
+                        _scatter_rows(g0, ntm, count, d_n)
+                        continue
                     counts[2 * i] = count
                     counts[2 * i + 1] = count
                     i += 1
@@ -845,11 +873,12 @@ class Kernels:
     chunk of positions a thread (`heads_kernel`), the first layer's gradient a column block a
     thread (`scatter_kernel`). Then AdamW (`step`)."""
 
-    def __init__(self, net: FloatNet, chunks=CHUNKS, train=True, fused=None):
+    def __init__(self, net: FloatNet, chunks=CHUNKS, train=True, fused=None, blocked=None):
         arch = net.arch
         self.net = net
         self.train = train
         self.fused = fits_cache(arch) if fused is None else bool(fused)
+        self.blocked = arch.hidden >= SCATTER_MIN_WIDTH if blocked is None else bool(blocked)
         dt = net.dtype
         self.table = bucket_table(arch.layout)
         self.mirrored = arch.mirrored
@@ -943,7 +972,7 @@ class Kernels:
                 self._pending = self._pending or train
                 return float(self.losses.sum())
         heads_kernel(boards, idx, outb, float(wdl), self.crelu, self.buckets, acc, slot,
-                     self.fused, self.table, self.mirrored, l0w, net.params["l0b"],
+                     self.fused, self.blocked, self.table, self.mirrored, l0w, net.params["l0b"],
                      g0w if self.fused else self._unused, self.g0b, self._flat("l1w"),
                      self._flat("l1b"), self._flat("l2w"), self._flat("l2b"), self._flat("l3w"),
                      self._flat("l3b"), g["l1w"], g["l1b"], g["l2w"], g["l2b"], g["l3w"],

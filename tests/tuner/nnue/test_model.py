@@ -110,17 +110,19 @@ def test_loss_matches_a_numpy_forward_pass():
     assert np.isclose(loss, np.mean((1 / (1 + np.exp(-want)) - target) ** 2))
 
 
-@pytest.mark.parametrize("name,fused", [("1 simple, three column blocks", True),
-                                        ("1 simple, three column blocks", False),
-                                        ("4 multi-layer + factoriser", None)])
-def test_losses_and_gradients_do_not_depend_on_threads(name, fused):
+@pytest.mark.parametrize("name,fused,blocked", [("1 simple, three column blocks", True, False),
+                                                ("1 simple, three column blocks", True, True),
+                                                ("1 simple, three column blocks", False, None),
+                                                ("4 multi-layer + factoriser", None, None)])
+def test_losses_and_gradients_do_not_depend_on_threads(name, fused, blocked):
     arch, factoriser = ARCHES[name]
     boards = D.random_records(3000, seed=8)
     idx = np.arange(len(boards), dtype=np.int64)
     results = []
     for threads in (1, 2):
         set_threads(threads)
-        kernels = Kernels(_spread(arch, factoriser, seed=1, dtype=np.float32), fused=fused)
+        kernels = Kernels(_spread(arch, factoriser, seed=1, dtype=np.float32), fused=fused,
+                          blocked=blocked)
         loss = kernels.run(boards, idx, 0.75, True)
         results.append((loss, kernels.gradients()))
     set_threads()
@@ -129,10 +131,12 @@ def test_losses_and_gradients_do_not_depend_on_threads(name, fused):
         assert np.array_equal(g, results[1][1][param])
 
 
+@pytest.mark.parametrize("blocked", [False, True])
 @pytest.mark.parametrize("name", ["1 simple, three column blocks", "2 output buckets, CReLU"])
-def test_the_fused_pass_and_the_column_blocks_agree(name):
+def test_the_fused_pass_and_the_column_blocks_agree(name, blocked):
     """A Chess768 net small enough for the fused pass gives the losses, outputs and gradients
-    of the column-block passes (to rounding), and the same AdamW step."""
+    of the column-block passes (to rounding), and the same AdamW step, its gradient scattered
+    a position at a time or a block of positions at a time."""
     from tuner.nnue.model import AdamW, fits_cache
 
     arch, factoriser = ARCHES[name]
@@ -143,7 +147,7 @@ def test_the_fused_pass_and_the_column_blocks_agree(name):
     nets, results = [], []
     for fused in (True, False):
         net = _spread(arch, factoriser, seed=7)
-        kernels = Kernels(net, fused=fused)
+        kernels = Kernels(net, fused=fused, blocked=blocked)
         out = np.empty(len(idx))
         loss = kernels.run(boards, idx, 0.4, True, out)
         grads = kernels.gradients()
