@@ -4,16 +4,19 @@ Trains one net on the first K positions of a `wasp-tune datagen` run for each K 
 games, in the order they were played), scores each on the same held-out games (the run's last
 --valid-games fraction of games, never trained on) and plays it against the hand-written
 evaluation (`wasp-match`, --nodes a move, --games games in pairs). Writes OUT/curve.csv (a row a
-size, kept across runs: a killed run resumes at the first size without a row) and
-OUT/curve.png.
+size and architecture, kept across runs: a killed run resumes at the first size without a row)
+and OUT/curve.png, a line an architecture (its `series`).
 
     python benchmarks/nnue_curve.py ~/wasp-data/run1 -o runs/curve --sizes 250k,500k,1m,2m
     python benchmarks/nnue_curve.py RUN -o OUT --hidden 128 --wdl 0 --games 200 --nodes 5000 \\
         --openings ../shared/data/openings/UHO_4060_v2.epd --concurrency 2 --mirror
+    python benchmarks/nnue_curve.py RUN -o OUT --arch ob8.json   # another line, same curve.csv
     python benchmarks/nnue_curve.py -o OUT --redraw    # OUT/curve.png again from OUT/curve.csv
 
---redraw also draws rows measured elsewhere: a `series` column, where present, draws a line
-for each of its values (nets trained another way).
+The run is text (data.txt with its data.moves) or viriformat (data.vf). --arch FILE trains
+another of bullet's progression (a JSON file's "arch" object, as NET.json's; --factoriser with
+king buckets) instead of N = --hidden's simple net. --redraw also draws rows measured
+elsewhere: a `series` column, where present, draws a line for each of its values.
 
 The validation loss is measured with --wdl's target on the held-out games, so rows of one curve
 compare; the Elo is the net's against the hand-written evaluation at equal nodes (the net's
@@ -42,6 +45,7 @@ from tuner.nnue import (  # noqa: E402
     evaluate,  # noqa: E402
 )
 from tuner.nnue import data as D  # noqa: E402
+from wasp.nnue.arch import Arch, read_arch_file  # noqa: E402
 
 FIELDS = ["positions", "games", "valid_loss", "train_loss", "epochs", "match_games", "score",
           "elo", "elo_error", "net", "series"]
@@ -145,7 +149,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", nargs="?", help="a wasp-tune datagen directory (data.txt and "
-                    "data.moves)")
+                    "data.moves, or data.vf)")
     ap.add_argument("-o", "--out", required=True, help="the curve's directory")
     ap.add_argument("--redraw", action="store_true",
                     help="only draw OUT/curve.png again from OUT/curve.csv")
@@ -155,6 +159,13 @@ def main(argv=None) -> int:
     ap.add_argument("--valid-games", type=float, default=0.05,
                     help="the fraction of games held out (default 0.05)")
     ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--arch", default=None, metavar="FILE",
+                    help="the architecture from a JSON file's \"arch\" object (as NET.json's)")
+    ap.add_argument("--factoriser", action="store_true", help="with king buckets: a factoriser")
+    ap.add_argument("--series", default=None,
+                    help="the architecture's name in curve.csv and the plot (default: its "
+                         "description)")
+    ap.add_argument("--srand", type=int, default=7, help="the match's opening seed")
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--wdl", type=float, default=0.0)
     ap.add_argument("--lr", type=float, default=0.001)
@@ -168,7 +179,22 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     out = pathlib.Path(args.out)
-    title = args.title or (f"N = {args.hidden}, wdl {args.wdl}, {args.epochs} epochs"
+    try:
+        arch = (read_arch_file(args.arch) if args.arch else
+                Arch("chess768", [0] * 32, args.hidden, "screlu", 1, ()))
+    except (OSError, ValueError) as e:
+        print(f"nnue_curve: error: --arch {args.arch}: {e}", file=sys.stderr)
+        return 1
+    if args.factoriser and not arch.mirrored:
+        print("nnue_curve: error: --factoriser needs king buckets (an --arch with "
+              "\"inputs\": \"buckets-mirrored\")", file=sys.stderr)
+        return 1
+    series = args.series or ("" if not (args.arch or args.factoriser) else
+                             arch.describe() + (" + factoriser" if args.factoriser else ""))
+    tag = "-" + "-".join("".join(c if c.isalnum() else " " for c in series).split()) if series \
+        else ""  # the nets' and matches' names: net-SIZE-TAG.nnue
+    title = args.title or (f"{'' if args.arch else f'N = {args.hidden}, '}wdl {args.wdl}, "
+                           f"{args.epochs} epochs"
                            f"{', mirrored' if args.mirror else ''}, {args.nodes:,} nodes a move, "
                            f"{pathlib.Path(args.openings).stem} openings")
     if args.redraw:
@@ -185,7 +211,7 @@ def main(argv=None) -> int:
         return 1
     run = pathlib.Path(args.run).expanduser()
     out.mkdir(parents=True, exist_ok=True)
-    data_file = run / "data.txt"
+    data_file = run / "data.vf" if (run / "data.vf").exists() else run / "data.txt"
     try:
         dataset = D.load([data_file], progress=True)
     except (OSError, D.DataError) as e:
@@ -200,7 +226,7 @@ def main(argv=None) -> int:
           f"held out ({args.valid_games:.0%} of the games)")
     csv_path = out / "curve.csv"
     rows = read_rows(csv_path)
-    done = {int(r["positions"]) for r in rows}
+    done = {int(r["positions"]) for r in rows if (r.get("series") or "") == series}
     for k in sorted({min(size(s), len(candidates)) for s in args.sizes.split(",")}):
         train_idx = first_positions(candidates, dataset.games, k)
         if len(train_idx) in done:
@@ -208,11 +234,12 @@ def main(argv=None) -> int:
         n = len(train_idx)
         subset = D.Dataset(dataset.boards[train_idx], dataset.games[train_idx],
                            [(str(data_file), n)])
-        net_path = out / f"net-{n}.nnue"
-        config = Config(data=[str(data_file)], output=str(net_path), hidden=args.hidden,
-                        epochs=args.epochs, lr=args.lr, lr_schedule="cosine", wdl=args.wdl,
-                        mirror=args.mirror, valid=0.0, command=" ".join(sys.argv))
-        rundir = out / f"net-{n}.run"
+        net_path = out / f"net-{n}{tag}.nnue"
+        config = Config(data=[str(data_file)], output=str(net_path), hidden=arch.hidden,
+                        arch=arch.to_json(), factoriser=args.factoriser, epochs=args.epochs,
+                        lr=args.lr, lr_schedule="cosine", wdl=args.wdl, mirror=args.mirror,
+                        valid=0.0, command=" ".join(sys.argv))
+        rundir = out / f"net-{n}{tag}.run"
         if rundir.exists():  # a training cut short starts again: it takes minutes, not hours
             shutil.rmtree(rundir)
         training = Training.create(rundir, config, subset, args.threads)
@@ -225,8 +252,8 @@ def main(argv=None) -> int:
                            "-each", "proto=uci", f"nodes={args.nodes}", "option.Hash=16",
                            "startup=300", "-games", str(args.games), "-repeat",
                            "-concurrency", str(args.concurrency), "-openings",
-                           f"file={args.openings}", "order=random", "-srand", "7"],
-                          str(out / f"match-{n}"))
+                           f"file={args.openings}", "order=random", "-srand",
+                           str(args.srand)], str(out / f"match-{n}{tag}"))
         if not match.ok:
             print(f"nnue_curve: error: the match of {net_path} failed: {match.error}",
                   file=sys.stderr)
@@ -236,15 +263,15 @@ def main(argv=None) -> int:
                      "train_loss": training.history[-1]["train_loss"], "epochs": args.epochs,
                      "match_games": match.games, "score": f"{match.score:.4f}",
                      "elo": finite(match.elo), "elo_error": finite(match.elo_error),
-                     "net": net_path.name})
-        rows.sort(key=lambda r: int(r["positions"]))
+                     "net": net_path.name, "series": series})
+        rows.sort(key=lambda r: (r.get("series") or "", int(r["positions"])))
         write_rows(csv_path, rows)
         plot(rows, out / "curve.png", title)
         print(f"{n:,} positions: valid loss {valid_loss:.6f}, score {match.score:.3f}, "
               f"Elo {finite(match.elo) or 'undefined'} +/- {finite(match.elo_error) or '-'}")
     for r in rows:
-        print(f"{int(r['positions']):>10,}  valid {r['valid_loss']}  Elo "
-              f"{r['elo'] or 'undefined':>9} +/- {r['elo_error'] or '-'}")
+        print(f"{r.get('series') or '':36s}{int(r['positions']):>10,}  valid "
+              f"{r['valid_loss']}  Elo {r['elo'] or 'undefined':>9} +/- {r['elo_error'] or '-'}")
     return 0
 
 
