@@ -97,6 +97,13 @@ def _sigmoid(x):
     return 1.0 / (1.0 + math.exp(-x))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _target(boards, r, wdl):
+    """Record r's target: wdl parts its game's result, the rest its score as a win chance."""
+    score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
+    return wdl * (boards[r, OFF_RESULT] / 2.0) + (1.0 - wdl) * _sigmoid(score / SCALE)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def decode_kernel(boards, idx, table, mirrored, buckets, feats, counts, outb):
     """The inputs of the positions boards[idx] (an index ~r: record r mirrored left to right):
@@ -255,11 +262,8 @@ def output_kernel(boards, idx, outb, wdl, partial, l1b, g1b, dout, losses, outpu
             for s in range(partial.shape[0]):
                 out += partial[s, 2 * j] + partial[s, 2 * j + 1]
             outputs[j] = out
-            score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
-            result = boards[r, OFF_RESULT] / 2.0
-            target = wdl * result + (1.0 - wdl) * _sigmoid(score / SCALE)
             pred = _sigmoid(out)
-            err = pred - target
+            err = pred - _target(boards, r, wdl)
             loss += err * err
             if train:
                 dout[j] = 2.0 * err * pred * (1.0 - pred) / n
@@ -340,27 +344,8 @@ def _scatter_block(g, d, feats, counts, order, q0, q1, starts, members):
     end = 0
     for f in range(lo, hi + 1):
         i, end = end, starts[f]
-        if i == end:
-            continue
-        row = g[f]
-        while i + 4 <= end:
-            d0 = d[members[i]]
-            d1 = d[members[i + 1]]
-            d2 = d[members[i + 2]]
-            d3 = d[members[i + 3]]
-            for k in range(row.shape[0]):
-                row[k] += (d0[k] + d1[k]) + (d2[k] + d3[k])
-            i += 4
-        while i + 2 <= end:
-            d0 = d[members[i]]
-            d1 = d[members[i + 1]]
-            for k in range(row.shape[0]):
-                row[k] += d0[k] + d1[k]
-            i += 2
         if i < end:
-            d0 = d[members[i]]
-            for k in range(row.shape[0]):
-                row[k] += d0[k]
+            _add_rows(g[f], d, members[i:end], end - i)
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
@@ -473,11 +458,8 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, block
                             dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
                     out = dot + l1b[b]
                 outputs[j] = out
-                score = np.int16(boards[r, OFF_SCORE] | (np.int32(boards[r, OFF_SCORE + 1]) << 8))
-                result = boards[r, OFF_RESULT] / 2.0
-                target = wdl * result + (1.0 - wdl) * _sigmoid(score / SCALE)
                 pred = _sigmoid(out)
-                err = pred - target
+                err = pred - _target(boards, r, wdl)
                 loss += err * err
                 if not train:
                     continue
