@@ -848,12 +848,14 @@ def fits_cache(arch: Arch) -> bool:
 
 class Kernels:
     """A net's batch buffers and gradients, and the calls of its kernels. A first layer that
-    stays in cache (`fits_cache`; or `fused` given): one pass a chunk of positions a thread
-    (`heads_kernel` fused), the first layer's gradient a copy a chunk. Otherwise a batch's
-    inputs decoded (`decode_kernel`) and ordered by king bucket (`bucket_order`), the
-    accumulators summed a column block a thread (`accumulate_kernel`), the layers after them a
-    chunk of positions a thread (`heads_kernel`), the first layer's gradient a column block a
-    thread (`scatter_kernel`). Then AdamW (`step`)."""
+    stays in cache (`fits_cache`; or `fused` given): one pass a chunk of positions
+    (`heads_kernel` fused), the first layer's gradient in FUSED_PARTS copies (`blocked`: a
+    block of positions scattered at once). Otherwise a batch's inputs decoded
+    (`decode_kernel`) and ordered by king bucket (`bucket_order`), the accumulators summed a
+    column block a thread (`accumulate_kernel`, with the output's dot product for examples 1
+    to 3, then `output_kernel`; example 4's layers a chunk of positions a thread,
+    `heads_kernel`), the first layer's gradient a column block a thread (`scatter_kernel`).
+    Then AdamW (`step`)."""
 
     def __init__(self, net: FloatNet, chunks=CHUNKS, train=True, fused=None, blocked=None):
         arch = net.arch
