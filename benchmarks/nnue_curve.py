@@ -165,7 +165,8 @@ def main(argv=None) -> int:
     ap.add_argument("--series", default=None,
                     help="the architecture's name in curve.csv and the plot (default: its "
                          "description)")
-    ap.add_argument("--srand", type=int, default=7, help="the match's opening seed")
+    ap.add_argument("--srand", type=int, default=7,
+                    help="the match's opening seed (default 7)")
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--wdl", type=float, default=0.0)
     ap.add_argument("--lr", type=float, default=0.001)

@@ -104,6 +104,38 @@ def _target(boards, r, wdl):
     return wdl * (boards[r, OFF_RESULT] / 2.0) + (1.0 - wdl) * _sigmoid(score / SCALE)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _activated_dot(a, w, crelu, zero, one):
+    """The output's share from accumulator values a: sum of act(a) * w, act CReLU or SCReLU."""
+    dot = zero
+    if crelu:
+        for k in range(a.shape[0]):
+            dot += min(max(a[k], zero), one) * w[k]
+    else:
+        for k in range(a.shape[0]):
+            x = min(max(a[k], zero), one)
+            dot += x * x * w[k]
+    return dot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _activated_backward(dout, a, w, gw, da, crelu, zero, one):
+    """From d loss / d output `dout`: gw += dout * act(a) (the output weights' gradient) and
+    da = dout * act'(a) * w (the accumulator values' gradient)."""
+    if crelu:
+        for k in range(a.shape[0]):
+            x = a[k]
+            gw[k] += dout * min(max(x, zero), one)
+            da[k] = dout * w[k] if zero < x < one else zero
+    else:
+        two_d = dout + dout
+        for k in range(a.shape[0]):
+            x = a[k]
+            y = min(max(x, zero), one)
+            gw[k] += dout * y * y
+            da[k] = two_d * w[k] * x if zero < x < one else zero
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def decode_kernel(boards, idx, table, mirrored, buckets, feats, counts, outb):
     """The inputs of the positions boards[idx] (an index ~r: record r mirrored left to right):
@@ -174,16 +206,7 @@ def accumulate_kernel(wb, l0b, feats, counts, order, acc, l1w, outb, crelu, part
             if partial.shape[1] == 0:
                 continue
             start = (outb[p // 2] * 2 + p % 2) * hidden + s * width
-            w1 = l1w[start:start + width]
-            dot = zero
-            if crelu:
-                for k in range(width):
-                    dot += min(max(out[k], zero), one) * w1[k]
-            else:
-                for k in range(width):
-                    x = min(max(out[k], zero), one)
-                    dot += x * x * w1[k]
-            partial[s, p] = dot
+            partial[s, p] = _activated_dot(out, l1w[start:start + width], crelu, zero, one)
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
@@ -216,23 +239,9 @@ def scatter_kernel(gb, g0b, acc, feats, counts, order, l1w, outb, crelu, dout, g
                 for q in range(q0, q1):
                     p = order[q]
                     start = (outb[p // 2] * 2 + p % 2) * hidden + s * width
-                    w1 = l1w[start:start + width]
-                    gw = g1w[start:start + width]
-                    a_q = d[q - q0]
-                    d_q = made[q - q0]
-                    dp = zero + dout[p // 2]
-                    if crelu:
-                        for k in range(width):
-                            a = a_q[k]
-                            gw[k] += dp * min(max(a, zero), one)
-                            d_q[k] = dp * w1[k] if zero < a < one else zero
-                    else:
-                        two_d = dp + dp
-                        for k in range(width):
-                            a = a_q[k]
-                            x = min(max(a, zero), one)
-                            gw[k] += dp * x * x
-                            d_q[k] = two_d * w1[k] * a if zero < a < one else zero
+                    _activated_backward(zero + dout[p // 2], d[q - q0],
+                                        l1w[start:start + width], g1w[start:start + width],
+                                        made[q - q0], crelu, zero, one)
                 d = made
             for q in range(q0, q1):
                 d_q = d[q - q0]
@@ -373,12 +382,12 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, block
     size = (n + chunks - 1) // chunks
     # fused: the first layer's gradient a part (g0w [parts]), each part's chunks on one thread
     groups = g0w.shape[0] if fused and train else chunks
+    scattered = blocked and fused and train  # a block of positions' gradients at once
     per = chunks // groups
     for group in prange(groups):
         for c in range(group * per, (group + 1) * per):
             # fused: a block of positions' inputs and accumulator gradients, scattered together
-            blocked = blocked and fused and train
-            block = SCATTER_BLOCK // 2 if blocked else 1
+            block = SCATTER_BLOCK // 2 if scattered else 1
             feats = np.empty((2 * block, MAX_ACTIVE), dtype=np.int64)
             grads = np.empty((2 * block, hidden), dtype=acc.dtype)
             counts = np.empty(2 * block, dtype=np.int64)
@@ -388,8 +397,6 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, block
             i = 0  # the position's place in its block
             acc_s = np.empty(hidden, dtype=acc.dtype)
             acc_n = np.empty(hidden, dtype=acc.dtype)
-            h_s = np.empty_like(acc_s)
-            h_n = np.empty_like(acc_s)
             x = np.empty_like(acc_s)  # example 4: L1's inputs, and their gradient
             dx = np.empty_like(acc_s)
             z1 = np.empty(width1, dtype=acc.dtype)
@@ -443,20 +450,8 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, block
                                           l3w, l3b, zero, one)
                 else:
                     w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
-                    dot = zero
-                    if crelu:
-                        for k in range(hidden):
-                            h_s[k] = min(max(acc_s[k], zero), one)
-                            h_n[k] = min(max(acc_n[k], zero), one)
-                            dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
-                    else:
-                        for k in range(hidden):
-                            xs = min(max(acc_s[k], zero), one)
-                            xn = min(max(acc_n[k], zero), one)
-                            h_s[k] = xs * xs
-                            h_n[k] = xn * xn
-                            dot += h_s[k] * w1[k] + h_n[k] * w1[hidden + k]
-                    out = dot + l1b[b]
+                    out = (_activated_dot(acc_s, w1[:hidden], crelu, zero, one)
+                           + _activated_dot(acc_n, w1[hidden:], crelu, zero, one) + l1b[b])
                 outputs[j] = out
                 pred = _sigmoid(out)
                 err = pred - _target(boards, r, wdl)
@@ -472,27 +467,14 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, block
                     w1 = l1w[b * 2 * hidden:(b + 1) * 2 * hidden]
                     gw = g1w[c, b * 2 * hidden:(b + 1) * 2 * hidden]
                     g1b[c, b] += d
-                    if crelu:
-                        for k in range(hidden):
-                            gw[k] += d * h_s[k]
-                            gw[hidden + k] += d * h_n[k]
-                            a = acc_s[k]
-                            d_s[k] = d * w1[k] if zero < a < one else zero
-                            a = acc_n[k]
-                            d_n[k] = d * w1[hidden + k] if zero < a < one else zero
-                    else:
-                        two_d = d + d
-                        for k in range(hidden):
-                            gw[k] += d * h_s[k]
-                            gw[hidden + k] += d * h_n[k]
-                            a = acc_s[k]
-                            d_s[k] = two_d * w1[k] * a if zero < a < one else zero
-                            a = acc_n[k]
-                            d_n[k] = two_d * w1[hidden + k] * a if zero < a < one else zero
+                    _activated_backward(d, acc_s, w1[:hidden], gw[:hidden], d_s, crelu, zero,
+                                        one)
+                    _activated_backward(d, acc_n, w1[hidden:], gw[hidden:], d_n, crelu, zero,
+                                        one)
                 if fused:
                     for k in range(hidden):
                         g0b[c, k] += d_s[k] + d_n[k]
-                    if not blocked:
+                    if not scattered:
                         _scatter_rows(g0, stm, count, d_s)
                         _scatter_rows(g0, ntm, count, d_n)
                         continue
@@ -911,11 +893,11 @@ class Kernels:
         return self._batch[1:]
 
     def _partial(self, n):
-        """The output's dot product in shares a column block [blocks][2n], and d loss / d output
-        of n positions, kept while the batch size stays."""
-        if self._shares is None or self._shares.shape[1] != 2 * n:
-            self._shares = np.empty((self.weights.shape[0], 2 * n), self.weights.dtype)
-            self._dout = np.empty(n, self.weights.dtype)
+        """(the output's dot product in shares a column block [blocks][2n], d loss / d output
+        [n]) for n positions, kept while the batch size stays."""
+        if self._shares is None or self._shares[1].shape[0] != n:
+            self._shares = (np.empty((self.weights.shape[0], 2 * n), self.weights.dtype),
+                            np.empty(n, self.weights.dtype))
         return self._shares
 
     def run(self, boards, idx, wdl, train, outputs=None):
@@ -942,11 +924,11 @@ class Kernels:
                           outb)
             bucket_order(feats, counts, FEATURES, order, slot)
             split = not net.arch.layers  # one output layer: its dot product a block at a time
-            partial = self._partial(len(idx)) if split else self._no_partial
+            partial, dout = self._partial(len(idx)) if split else (self._no_partial, None)
             accumulate_kernel(self.weights, net.params["l0b"], feats, counts, order, acc,
                               self._flat("l1w"), outb, self.crelu, partial)
             if split:
-                dout = self._dout[:len(idx)] if train else self._no_dout
+                dout = dout if train else self._no_dout
                 output_kernel(boards, idx, outb, float(wdl), partial, self._flat("l1b"),
                               g["l1b"], dout, self.losses, outputs, train)
                 if train:
