@@ -200,9 +200,7 @@ def accumulate_kernel(wb, l0b, feats, counts, order, acc, l1w, outb, crelu, part
         for q in range(order.shape[0]):
             p = order[q]
             out = a[q]
-            for k in range(width):
-                out[k] = bias[k]
-            _add_rows(out, w, feats[p], counts[p])
+            _set_rows(out, bias, w, feats[p], counts[p])
             if partial.shape[1] == 0:
                 continue
             start = (outb[p // 2] * 2 + p % 2) * hidden + s * width
@@ -287,6 +285,18 @@ def output_kernel(boards, idx, outb, wdl, partial, l1b, g1b, dout, losses, outpu
 def _add_rows(acc, w, rows, count):
     """acc += the rows w[rows[:count]], four a pass over acc."""
     i = 0
+    while i + 8 <= count:
+        r0 = w[rows[i]]
+        r1 = w[rows[i + 1]]
+        r2 = w[rows[i + 2]]
+        r3 = w[rows[i + 3]]
+        r4 = w[rows[i + 4]]
+        r5 = w[rows[i + 5]]
+        r6 = w[rows[i + 6]]
+        r7 = w[rows[i + 7]]
+        for k in range(acc.shape[0]):
+            acc[k] += ((r0[k] + r1[k]) + (r2[k] + r3[k])) + ((r4[k] + r5[k]) + (r6[k] + r7[k]))
+        i += 8
     while i + 4 <= count:
         r0 = w[rows[i]]
         r1 = w[rows[i + 1]]
@@ -300,6 +310,28 @@ def _add_rows(acc, w, rows, count):
         for k in range(acc.shape[0]):
             acc[k] += r[k]
         i += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set_rows(acc, bias, w, rows, count):
+    """acc = bias + the rows w[rows[:count]], the first eight added in the pass that writes
+    acc."""
+    if count < 8:
+        acc[:] = bias
+        _add_rows(acc, w, rows, count)
+        return
+    r0 = w[rows[0]]
+    r1 = w[rows[1]]
+    r2 = w[rows[2]]
+    r3 = w[rows[3]]
+    r4 = w[rows[4]]
+    r5 = w[rows[5]]
+    r6 = w[rows[6]]
+    r7 = w[rows[7]]
+    for k in range(acc.shape[0]):
+        acc[k] = bias[k] + (((r0[k] + r1[k]) + (r2[k] + r3[k]))
+                            + ((r4[k] + r5[k]) + (r6[k] + r7[k])))
+    _add_rows(acc, w, rows[8:], count - 8)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -433,10 +465,8 @@ def heads_kernel(boards, idx, outb, wdl, crelu, buckets, acc, slot, fused, block
                 if fused:
                     count = board_features(boards, r, stm, ntm, files, table, mirrored)
                     b = output_bucket(count, buckets)
-                    acc_s[:] = l0b
-                    acc_n[:] = l0b
-                    _add_rows(acc_s, l0w, stm, count)
-                    _add_rows(acc_n, l0w, ntm, count)
+                    _set_rows(acc_s, l0b, l0w, stm, count)
+                    _set_rows(acc_n, l0b, l0w, ntm, count)
                 else:
                     b = outb[j]
                     for s in range(blocks):
