@@ -283,7 +283,7 @@ def output_kernel(boards, idx, outb, wdl, partial, l1b, g1b, dout, losses, outpu
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_rows(acc, w, rows, count):
-    """acc += the rows w[rows[:count]], four a pass over acc."""
+    """acc += the rows w[rows[:count]], eight a pass over acc, then four, then one."""
     i = 0
     while i + 8 <= count:
         r0 = w[rows[i]]
